@@ -1,0 +1,3 @@
+UPDATE __SCHEMA__.instance_leases
+SET locked_until = clock_timestamp() + $2::float8 * interval '1 millisecond'
+WHERE lock_token = $1 AND locked_until > clock_timestamp()

@@ -1,0 +1,57 @@
+//! # steadfast-pg
+//!
+//! A PostgreSQL provider for the [duroxide](https://docs.rs/duroxide) durable-execution
+//! runtime that cannot livelock. It implements duroxide's `Provider` and `ProviderAdmin`
+//! traits with these guarantees (each one has a test that fails without it):
+//!
+//! 1. **Claims never block.** A fetch takes an instance's lease row with
+//!    `FOR UPDATE SKIP LOCKED`; a row any other transaction holds is skipped, never waited on.
+//! 2. **Leases start at the claim, by the database clock.** Every lease and every
+//!    liveness predicate uses `clock_timestamp()` when it is needed; no caller time is used.
+//! 3. **Fan-out.** Candidates are drawn at random from the oldest `fanout` eligible
+//!    instances; messages of one instance stay in order.
+//! 4. **Bounded.** At most `max_claim_attempts` tries and `max_claim_duration` per fetch;
+//!    when exhausted the fetch returns `None` and raises a `ClaimExhausted` diagnostic.
+//! 5. **Poison independent of the lease.** A poison disposition commits even when its
+//!    lock token is dead, keyed on (instance, execution, attempt count).
+//! 6. **Attempt ceiling inside the claim** (`ClaimOptions::max_attempts`).
+//! 7. **Redelivery backoff applied by the claim** when a lease ran out without an ack.
+//! 8. **Nothing lost:** poisoned messages go to a dead-letter table.
+//! 9. **Typed diagnostics** on a broadcast channel and in `tracing` (`event` field).
+//! 10. **Long polling** with `LISTEN/NOTIFY`, or a session-free mode for PgBouncer.
+
+mod admin;
+mod dead_letters;
+mod diagnostics;
+mod error;
+mod migrate;
+mod options;
+mod orchestration;
+mod poison;
+mod provider;
+mod provider_trait;
+mod queries;
+mod reads;
+mod schema;
+mod token;
+mod turn;
+mod worker;
+
+pub use dead_letters::{DeadLetter, DeadLetterFilter};
+pub use diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
+pub use error::SetupError;
+pub use migrate::SCHEMA_VERSION;
+pub use options::{ClaimOptions, PollingMode, ProviderOptions, RedeliveryBackoff};
+pub use provider::PostgresProvider;
+pub use schema::{DEFAULT_SCHEMA, SchemaName};
+
+#[cfg(test)]
+mod send_checks {
+    fn is_send<T: Send>(_: T) {}
+    #[allow(dead_code)]
+    fn futures_are_send(p: &crate::PostgresProvider, o: crate::ProviderOptions) {
+        is_send(crate::PostgresProvider::connect_with_options(o));
+        is_send(p.max_attempt_count("x"));
+        is_send(p.list_dead_letters(&Default::default()));
+    }
+}

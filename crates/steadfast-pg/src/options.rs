@@ -1,0 +1,278 @@
+//! Provider configuration. Every field is documented with its default and its rule;
+//! [`ProviderOptions::validate`] names the field and the rule on bad input.
+
+use std::time::Duration;
+
+use crate::schema::DEFAULT_SCHEMA;
+
+/// How `fetch_*` waits when nothing is ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollingMode {
+    /// Long polling: wait up to the caller's `poll_timeout`, woken by `LISTEN/NOTIFY` on
+    /// every enqueue and re-checking at least every [`ClaimOptions::long_poll_recheck`].
+    /// Uses one dedicated session connection per provider for `LISTEN`.
+    Listen,
+    /// Short polling without any session state: no `LISTEN`, no session-level settings or
+    /// locks, no server-side prepared statements. Use behind a transaction-mode pooler
+    /// such as PgBouncer. `poll_timeout` is ignored; an empty fetch returns at once.
+    SessionFree,
+}
+
+/// Exponential backoff applied by the claim itself to a message whose lease ran out
+/// without an ack or abandon: it is eligible again only at
+/// `lease_end + min(cap, base * 2^(attempt_count - 1)) * (1 + jitter * u)`, `u` uniform
+/// in `[0, 1)` drawn once per claim.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedeliveryBackoff {
+    /// Default 20 ms. Must be at most `cap`.
+    pub base: Duration,
+    /// Default 30 s. At most 1 hour.
+    pub cap: Duration,
+    /// Default 0.2. In `[0, 1]`.
+    pub jitter: f64,
+}
+
+impl Default for RedeliveryBackoff {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_millis(20),
+            cap: Duration::from_secs(30),
+            jitter: 0.2,
+        }
+    }
+}
+
+impl RedeliveryBackoff {
+    /// The delay before redelivery after the lease of attempt `attempt_count` ran out,
+    /// for a jitter draw `u` in `[0, 1)`. Mirrors the SQL in the candidate queries.
+    pub fn delay(&self, attempt_count: u32, u: f64) -> Duration {
+        let exponent = attempt_count.saturating_sub(1).min(62) as i32;
+        let raw = self.base.as_secs_f64() * 2f64.powi(exponent);
+        let capped = raw.min(self.cap.as_secs_f64());
+        Duration::from_secs_f64(capped * (1.0 + self.jitter * u))
+    }
+}
+
+/// Bounds and choices of the claim in `fetch_orchestration_item` and `fetch_work_item`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClaimOptions {
+    /// Candidates are drawn at random from the oldest `fanout` eligible instances (or work
+    /// items), so concurrent dispatchers do not all chase the same row. 1 = strict FIFO.
+    /// Default 8. Range 1..=1024.
+    pub fanout: u32,
+    /// At most this many candidates are tried in one fetch call. Default 8. Range 1..=1024.
+    pub max_claim_attempts: u32,
+    /// Bound on the time one fetch call spends trying candidates (long-poll waiting not
+    /// included). Default 2 s. Range 1 ms..=60 s.
+    pub max_claim_duration: Duration,
+    /// Attempt ceiling enforced inside the claim: a message that has already been handed
+    /// out `max_attempts + 1` times is never handed out again; the claim fails it as poison
+    /// and moves it to the dead-letter table. `None` (default) disables the ceiling; set it
+    /// to the runtime's `max_attempts`. Range 1..=1_000_000.
+    pub max_attempts: Option<u32>,
+    /// See [`RedeliveryBackoff`].
+    pub redelivery_backoff: RedeliveryBackoff,
+    /// In [`PollingMode::Listen`], the longest a waiting fetch sleeps between checks when no
+    /// notification arrives (covers delayed visibility and expiring leases). Default 250 ms.
+    /// Range 10 ms..=60 s.
+    pub long_poll_recheck: Duration,
+}
+
+impl Default for ClaimOptions {
+    fn default() -> Self {
+        Self {
+            fanout: 8,
+            max_claim_attempts: 8,
+            max_claim_duration: Duration::from_secs(2),
+            max_attempts: None,
+            redelivery_backoff: RedeliveryBackoff::default(),
+            long_poll_recheck: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Everything needed to build a provider. Construct with [`ProviderOptions::new`] and
+/// adjust fields.
+#[derive(Clone, PartialEq)]
+pub struct ProviderOptions {
+    /// `postgres://` URL. Never echoed in errors or logs.
+    pub database_url: String,
+    /// Schema for all tables; created if missing. Default `steadfast`.
+    pub schema: String,
+    /// Connection pool size. Default 10, or env `STEADFAST_PG_POOL_MAX`. Range 2..=1000
+    /// (one connection is reserved for LISTEN in [`PollingMode::Listen`]).
+    pub max_connections: u32,
+    /// How long an operation waits for a pooled connection. Default 10 s. Range 1 ms..=10 min.
+    pub acquire_timeout: Duration,
+    /// Server-side `lock_timeout` for every statement (backstop against a foreign
+    /// transaction holding rows). Default 2 s; not applied in [`PollingMode::SessionFree`].
+    /// Range 1 ms..=10 min.
+    pub statement_lock_timeout: Duration,
+    /// See [`PollingMode`]. Default [`PollingMode::Listen`].
+    pub polling: PollingMode,
+    /// See [`ClaimOptions`].
+    pub claim: ClaimOptions,
+    /// Apply pending migrations on connect. Default true. When false, connecting fails if
+    /// the schema is not at the version this crate needs.
+    pub run_migrations: bool,
+}
+
+impl std::fmt::Debug for ProviderOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderOptions")
+            .field("database_url", &"<redacted>")
+            .field("schema", &self.schema)
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
+            .field("statement_lock_timeout", &self.statement_lock_timeout)
+            .field("polling", &self.polling)
+            .field("claim", &self.claim)
+            .field("run_migrations", &self.run_migrations)
+            .finish()
+    }
+}
+
+impl ProviderOptions {
+    pub fn new(database_url: impl Into<String>) -> Self {
+        let max_connections = std::env::var("STEADFAST_PG_POOL_MAX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10);
+        Self {
+            database_url: database_url.into(),
+            schema: DEFAULT_SCHEMA.to_string(),
+            max_connections,
+            acquire_timeout: Duration::from_secs(10),
+            statement_lock_timeout: Duration::from_secs(2),
+            polling: PollingMode::Listen,
+            claim: ClaimOptions::default(),
+            run_migrations: true,
+        }
+    }
+
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    /// Check every field; the error names the field and the rule it broke.
+    pub fn validate(&self) -> Result<(), String> {
+        fn range_u32(field: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
+            if v < lo || v > hi {
+                return Err(format!("{field} must be between {lo} and {hi} (got {v})"));
+            }
+            Ok(())
+        }
+        fn range_dur(field: &str, v: Duration, lo: Duration, hi: Duration) -> Result<(), String> {
+            if v < lo || v > hi {
+                return Err(format!(
+                    "{field} must be between {} ms and {} ms (got {} ms)",
+                    lo.as_millis(),
+                    hi.as_millis(),
+                    v.as_millis()
+                ));
+            }
+            Ok(())
+        }
+        let ms = Duration::from_millis;
+        if !(self.database_url.starts_with("postgres://")
+            || self.database_url.starts_with("postgresql://"))
+        {
+            return Err(
+                "database_url must start with postgres:// or postgresql:// (value not shown)"
+                    .into(),
+            );
+        }
+        crate::schema::SchemaName::parse(&self.schema).map_err(|e| format!("schema: {e}"))?;
+        range_u32("max_connections", self.max_connections, 2, 1000)?;
+        range_dur("acquire_timeout", self.acquire_timeout, ms(1), ms(600_000))?;
+        range_dur(
+            "statement_lock_timeout",
+            self.statement_lock_timeout,
+            ms(1),
+            ms(600_000),
+        )?;
+        let c = &self.claim;
+        range_u32("claim.fanout", c.fanout, 1, 1024)?;
+        range_u32("claim.max_claim_attempts", c.max_claim_attempts, 1, 1024)?;
+        range_dur(
+            "claim.max_claim_duration",
+            c.max_claim_duration,
+            ms(1),
+            ms(60_000),
+        )?;
+        if let Some(m) = c.max_attempts {
+            range_u32("claim.max_attempts", m, 1, 1_000_000)?;
+        }
+        range_dur(
+            "claim.long_poll_recheck",
+            c.long_poll_recheck,
+            ms(10),
+            ms(60_000),
+        )?;
+        let b = &c.redelivery_backoff;
+        range_dur(
+            "claim.redelivery_backoff.cap",
+            b.cap,
+            Duration::ZERO,
+            ms(3_600_000),
+        )?;
+        if b.base > b.cap {
+            return Err(format!(
+                "claim.redelivery_backoff.base must be at most cap ({} ms > {} ms)",
+                b.base.as_millis(),
+                b.cap.as_millis()
+            ));
+        }
+        if !(0.0..=1.0).contains(&b.jitter) {
+            return Err(format!(
+                "claim.redelivery_backoff.jitter must be between 0 and 1 (got {})",
+                b.jitter
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        ProviderOptions::new("postgres://u@h/db")
+            .validate()
+            .unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_field_and_rule() {
+        let mut o = ProviderOptions::new("postgres://u@h/db");
+        o.claim.fanout = 0;
+        let e = o.validate().unwrap_err();
+        assert!(
+            e.contains("claim.fanout") && e.contains("between 1 and 1024"),
+            "{e}"
+        );
+
+        let mut o = ProviderOptions::new("postgres://u:secret@h/db");
+        o.schema = "bad;name".into();
+        let e = o.validate().unwrap_err();
+        assert!(e.starts_with("schema:"), "{e}");
+        assert!(!e.contains("secret"));
+
+        let o = ProviderOptions::new("mysql://u:secret@h/db");
+        let e = o.validate().unwrap_err();
+        assert!(e.contains("database_url") && !e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn backoff_grows_exponentially_and_caps() {
+        let b = RedeliveryBackoff::default();
+        assert_eq!(b.delay(1, 0.0), Duration::from_millis(20));
+        assert_eq!(b.delay(2, 0.0), Duration::from_millis(40));
+        assert_eq!(b.delay(4, 0.0), Duration::from_millis(160));
+        assert_eq!(b.delay(40, 0.0), Duration::from_secs(30));
+        assert!(b.delay(1, 0.999) < Duration::from_millis(25));
+    }
+}

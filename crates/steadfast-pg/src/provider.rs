@@ -1,0 +1,211 @@
+//! The provider value: pool, rendered queries, options, diagnostics and the long-poll
+//! wake-up signal. Trait methods live in the modules named after what they do.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::query::{Query, QueryScalar};
+use sqlx::{Postgres, Transaction};
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+use crate::admin::AdminQueries;
+use crate::diagnostics::{Diagnostic, DiagnosticSink};
+use crate::error::{SetupError, db_error, redact};
+use crate::options::{PollingMode, ProviderOptions};
+use crate::queries::Queries;
+use crate::schema::SchemaName;
+
+/// A duroxide [`Provider`](duroxide::providers::Provider) and
+/// [`ProviderAdmin`](duroxide::providers::ProviderAdmin) on PostgreSQL whose claims never
+/// block, whose leases start at the claim by the database clock, and whose poison
+/// dispositions do not depend on a live lease. See the crate docs for the invariants.
+pub struct PostgresProvider {
+    pub(crate) pool: PgPool,
+    pub(crate) q: Queries,
+    pub(crate) admin_q: AdminQueries,
+    pub(crate) schema: SchemaName,
+    pub(crate) options: ProviderOptions,
+    pub(crate) diagnostics: DiagnosticSink,
+    signal: Option<EnqueueSignal>,
+}
+
+/// Bumped by the LISTEN task on every enqueue notification (and on reconnect, when
+/// notifications may have been missed).
+struct EnqueueSignal {
+    version: watch::Receiver<u64>,
+    listener: JoinHandle<()>,
+}
+
+impl Drop for EnqueueSignal {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl PostgresProvider {
+    /// Connect with default options and the default schema (`steadfast`).
+    pub async fn connect(database_url: &str) -> Result<Self, SetupError> {
+        Self::connect_with_options(ProviderOptions::new(database_url)).await
+    }
+
+    /// Connect with default options in `schema` (created if missing).
+    pub async fn connect_with_schema(database_url: &str, schema: &str) -> Result<Self, SetupError> {
+        Self::connect_with_options(ProviderOptions::new(database_url).with_schema(schema)).await
+    }
+
+    /// Connect with explicit options. Validates them, connects, applies migrations (unless
+    /// disabled) and, in [`PollingMode::Listen`], starts listening for enqueues.
+    pub async fn connect_with_options(options: ProviderOptions) -> Result<Self, SetupError> {
+        options.validate().map_err(SetupError::InvalidOptions)?;
+        let schema = SchemaName::parse(&options.schema).map_err(SetupError::InvalidOptions)?;
+        let mut connect = PgConnectOptions::from_str(&options.database_url)
+            .map_err(|e| {
+                SetupError::InvalidOptions(format!("database_url: {}", redact(&e.to_string())))
+            })?
+            .application_name("steadfast");
+        let session_free = options.polling == PollingMode::SessionFree;
+        if session_free {
+            connect = connect.statement_cache_capacity(0);
+        } else {
+            let lock_timeout = format!("{}ms", options.statement_lock_timeout.as_millis());
+            connect = connect.options([("lock_timeout", lock_timeout.as_str())]);
+        }
+        // Keep two connections open: opening one (TLS negotiation included) costs ~100 ms
+        // here, which would otherwise land inside the first claims after start-up.
+        let pool = PgPoolOptions::new()
+            .min_connections(2)
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.acquire_timeout)
+            .connect_with(connect)
+            .await
+            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        crate::migrate::run(&pool, &schema, options.run_migrations).await?;
+        let signal = if session_free {
+            None
+        } else {
+            Some(Self::listen(&pool, &schema).await?)
+        };
+        let q = Queries::render(&schema);
+        // Open the kept connections now and touch the queue tables on each, so neither
+        // connection set-up nor post-migration cache rebuilds land inside a claim.
+        let warm = |pool: PgPool, sql: String| async move {
+            let mut conn = pool.acquire().await?;
+            sqlx::query(&sql).execute(&mut *conn).await.map(|_| conn)
+        };
+        let (a, b) = tokio::join!(
+            warm(pool.clone(), q.warm_up.clone()),
+            warm(pool.clone(), q.warm_up.clone())
+        );
+        drop((
+            a.map_err(|e| SetupError::Connect(redact(&e.to_string())))?,
+            b.map_err(|e| SetupError::Connect(redact(&e.to_string())))?,
+        ));
+        Ok(Self {
+            q,
+            admin_q: AdminQueries::render(&schema),
+            pool,
+            schema,
+            options,
+            diagnostics: DiagnosticSink::new(),
+            signal,
+        })
+    }
+
+    async fn listen(pool: &PgPool, schema: &SchemaName) -> Result<EnqueueSignal, SetupError> {
+        let channel: String = sqlx::query_scalar(include_str!("../queries/notify_channel.sql"))
+            .bind(schema.as_str())
+            .fetch_one(pool)
+            .await
+            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        let mut listener = PgListener::connect_with(pool)
+            .await
+            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        listener
+            .listen(&channel)
+            .await
+            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        let (tx, rx) = watch::channel(0u64);
+        let task = tokio::spawn(async move {
+            loop {
+                // PgListener reconnects by itself; a reconnect may have lost notifications,
+                // so every return (message or error) wakes the waiters.
+                let result = listener.try_recv().await;
+                tx.send_modify(|v| *v = v.wrapping_add(1));
+                if let Err(e) = result {
+                    tracing::debug!(target: "steadfast_pg", error = %redact(&e.to_string()), "listen connection error; retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                if tx.is_closed() {
+                    break;
+                }
+            }
+        });
+        Ok(EnqueueSignal {
+            version: rx,
+            listener: task,
+        })
+    }
+
+    /// Subscribe to typed diagnostics (poison dispositions, ceilings, rejected acks,
+    /// exhausted claims). Each subscriber sees every diagnostic raised after it
+    /// subscribed; a slow subscriber may lag and skip (see `broadcast::Receiver`).
+    pub fn subscribe(&self) -> broadcast::Receiver<Diagnostic> {
+        self.diagnostics.subscribe()
+    }
+
+    /// The options this provider runs with.
+    pub fn options(&self) -> &ProviderOptions {
+        &self.options
+    }
+
+    /// The schema this provider's tables live in.
+    pub fn schema(&self) -> &str {
+        self.schema.as_str()
+    }
+
+    /// The underlying pool, for tests and tooling.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Stop listening and close the pool (waits for connections in use to be returned).
+    pub async fn close(&self) {
+        if let Some(signal) = &self.signal {
+            signal.listener.abort();
+        }
+        self.pool.close().await;
+    }
+
+    pub(crate) fn session_free(&self) -> bool {
+        self.signal.is_none()
+    }
+
+    pub(crate) fn wake_receiver(&self) -> Option<watch::Receiver<u64>> {
+        self.signal.as_ref().map(|s| {
+            let mut rx = s.version.clone();
+            rx.mark_unchanged();
+            rx
+        })
+    }
+
+    pub(crate) fn query<'a>(&self, sql: &'a str) -> Query<'a, Postgres, PgArguments> {
+        sqlx::query(sql).persistent(!self.session_free())
+    }
+
+    pub(crate) fn scalar<'a, O>(&self, sql: &'a str) -> QueryScalar<'a, Postgres, O, PgArguments>
+    where
+        (O,): for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+    {
+        sqlx::query_scalar(sql).persistent(!self.session_free())
+    }
+
+    pub(crate) async fn begin(
+        &self,
+        operation: &str,
+    ) -> Result<Transaction<'static, Postgres>, duroxide::providers::ProviderError> {
+        self.pool.begin().await.map_err(|e| db_error(operation, e))
+    }
+}

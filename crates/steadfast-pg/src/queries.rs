@@ -1,0 +1,85 @@
+//! Named SQL: every statement lives in `queries/<name>.sql`, written against the
+//! `__SCHEMA__` placeholder and rendered once per provider with the quoted schema.
+
+/// Declare a struct with one rendered SQL string per named query file.
+macro_rules! named_queries {
+    ($vis:vis struct $ty:ident { $($name:ident),* $(,)? }) => {
+        $vis struct $ty {
+            $(pub(crate) $name: String,)*
+        }
+
+        impl $ty {
+            pub(crate) fn render(schema: &$crate::schema::SchemaName) -> Self {
+                Self {
+                    $($name: $crate::schema::render_sql(
+                        include_str!(concat!("../queries/", stringify!($name), ".sql")),
+                        schema,
+                    ),)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use named_queries;
+
+named_queries!(pub(crate) struct Queries {
+    // orchestrator queue: claim
+    orch_candidates,
+    orch_next_visible,
+    orch_lease_ensure,
+    orch_lease_take,
+    orch_instance_load,
+    orch_messages_claim,
+    history_load,
+    kv_snapshot,
+    orch_lease_stamp,
+    // orchestrator queue: ack, abandon, renew
+    orch_lease_lock_by_token,
+    orch_lease_lock_by_instance,
+    orch_lease_release,
+    orch_messages_delete_by_token,
+    orch_abandon_messages,
+    orch_lease_renew,
+    orch_enqueue,
+    instance_upsert,
+    execution_ensure,
+    execution_pin_version,
+    instance_advance_execution,
+    history_append,
+    history_next_event_id,
+    execution_set_status,
+    execution_state,
+    custom_status_set,
+    kv_delta_set,
+    kv_delta_clear_all,
+    kv_merge_on_terminal,
+    // worker queue
+    worker_enqueue,
+    worker_cancel,
+    worker_next_visible,
+    worker_claim,
+    session_claim,
+    worker_ack,
+    worker_lock_by_identity,
+    session_touch,
+    worker_renew,
+    worker_abandon,
+    session_renew,
+    session_cleanup,
+    // poison and dead letters
+    dead_letter_orch_messages,
+    dead_letter_orch_by_ids,
+    dead_letter_worker_item,
+    dead_letters_list,
+    dead_letter_get,
+    dead_letter_take,
+    dead_letters_purge,
+    // reads
+    latest_execution_id,
+    custom_status_get,
+    kv_get,
+    kv_get_all,
+    instance_stats,
+    max_attempt_count,
+    warm_up,
+});

@@ -1,0 +1,558 @@
+//! The worker (activity) queue and sessions. Claims are single `UPDATE … WHERE id =
+//! (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1)` statements: strict FIFO among eligible
+//! items, no waiting on rows other transactions hold, leases from `clock_timestamp()`.
+
+use std::time::{Duration, Instant};
+
+use duroxide::providers::{ProviderError, SessionFetchConfig, TagFilter, WorkItem};
+use duroxide::{ErrorDetails, PoisonMessageType};
+use rand::Rng;
+use sqlx::{Postgres, Row, Transaction};
+
+use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
+use crate::error::{codec_error, db_error};
+use crate::orchestration::{ClaimOutcome, millis};
+use crate::provider::PostgresProvider;
+use crate::token::new_token;
+use crate::turn::activity_poison_details;
+
+const FETCH: &str = "fetch_work_item";
+const ACK: &str = "ack_work_item";
+
+type FetchedWork = (WorkItem, String, u32);
+
+/// Tag filter as bound parameters: (mode, tags). `None` for the filter that matches nothing.
+fn tag_params(filter: &TagFilter) -> Option<(i32, Vec<String>)> {
+    let sorted = |set: &std::collections::HashSet<String>| {
+        let mut v: Vec<String> = set.iter().cloned().collect();
+        v.sort();
+        v
+    };
+    match filter {
+        TagFilter::DefaultOnly => Some((0, Vec::new())),
+        TagFilter::Tags(set) => Some((1, sorted(set))),
+        TagFilter::DefaultAnd(set) => Some((2, sorted(set))),
+        TagFilter::Any => Some((3, Vec::new())),
+        TagFilter::None => None,
+    }
+}
+
+impl PostgresProvider {
+    pub(crate) async fn enqueue_worker_items(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        items: &[WorkItem],
+        operation: &str,
+    ) -> Result<(), ProviderError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let n = items.len();
+        let (mut texts, mut instances, mut executions, mut activities, mut sessions, mut tags) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for item in items {
+            let WorkItem::ActivityExecute {
+                instance,
+                execution_id,
+                id,
+                session_id,
+                tag,
+                ..
+            } = item
+            else {
+                return Err(ProviderError::permanent(
+                    operation,
+                    "only ActivityExecute work items belong on the worker queue",
+                ));
+            };
+            texts.push(
+                serde_json::to_string(item)
+                    .map_err(|e| codec_error(operation, "serialize work item", e))?,
+            );
+            instances.push(instance.clone());
+            executions.push(*execution_id as i64);
+            activities.push(*id as i64);
+            sessions.push(session_id.clone());
+            tags.push(tag.clone());
+        }
+        self.query(&self.q.worker_enqueue)
+            .bind(&texts)
+            .bind(&instances)
+            .bind(&executions)
+            .bind(&activities)
+            .bind(&sessions)
+            .bind(&tags)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| db_error(operation, e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn enqueue_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
+        const OP: &str = "enqueue_for_worker";
+        let mut tx = self.begin(OP).await?;
+        self.enqueue_worker_items(&mut tx, std::slice::from_ref(&item), OP)
+            .await?;
+        tx.commit().await.map_err(|e| db_error(OP, e))
+    }
+
+    pub(crate) async fn fetch_work(
+        &self,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_filter: &TagFilter,
+    ) -> Result<Option<FetchedWork>, ProviderError> {
+        let Some(tags) = tag_params(tag_filter) else {
+            return Ok(None);
+        };
+        let mut wake = self.wake_receiver();
+        let deadline = Instant::now()
+            + if wake.is_some() {
+                poll_timeout
+            } else {
+                Duration::ZERO
+            };
+        loop {
+            match self.claim_work(lock_timeout, session, &tags).await? {
+                ClaimOutcome::Claimed(item) => return Ok(Some(item)),
+                ClaimOutcome::Exhausted => return Ok(None),
+                ClaimOutcome::Empty => {}
+            }
+            let next_visible: Option<f64> = match wake {
+                Some(_) => self
+                    .scalar(&self.q.worker_next_visible)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(|e| db_error(FETCH, e))?,
+                None => None,
+            };
+            if !self.wait_for_work(&mut wake, deadline, next_visible).await {
+                return Ok(None);
+            }
+        }
+    }
+
+    async fn claim_work(
+        &self,
+        lock_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        (tag_mode, tags): &(i32, Vec<String>),
+    ) -> Result<ClaimOutcome<FetchedWork>, ProviderError> {
+        let claim = &self.options.claim;
+        let backoff = &claim.redelivery_backoff;
+        let started = Instant::now();
+        let mut tries = 0u32;
+        loop {
+            if tries >= claim.max_claim_attempts || started.elapsed() >= claim.max_claim_duration {
+                self.diagnostics.emit(
+                    Diagnostic::new(
+                        DiagnosticKind::ClaimExhausted,
+                        QueueKind::Worker,
+                        format!(
+                            "gave up after {tries} tries in {} ms",
+                            started.elapsed().as_millis()
+                        ),
+                    )
+                    .attempts(None, claim.max_attempts),
+                );
+                return Ok(ClaimOutcome::Exhausted);
+            }
+            tries += 1;
+            let mut tx = self.begin(FETCH).await?;
+            let token = new_token("");
+            let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
+            let row = self
+                .query(&self.q.worker_claim)
+                .bind(&token)
+                .bind(millis(lock_timeout))
+                .bind(jitter as f32)
+                .bind(millis(backoff.base))
+                .bind(millis(backoff.cap))
+                .bind(*tag_mode)
+                .bind(tags)
+                .bind(session.map(|s| s.owner_id.as_str()))
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(|e| db_error(FETCH, e))?;
+            let Some(row) = row else {
+                return Ok(ClaimOutcome::Empty);
+            };
+            let id: i64 = row.get(0);
+            let text: String = row.get(1);
+            let attempt_count = row.get::<i32, _>(2).max(0) as u32;
+            let session_id: Option<String> = row.get(3);
+            let item = match serde_json::from_str::<WorkItem>(&text) {
+                Ok(item) => item,
+                Err(e) => {
+                    self.dead_letter_work(&mut tx, id, None, "undecodable", &e.to_string(), None)
+                        .await?;
+                    tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+                    continue;
+                }
+            };
+            if let Some(max_attempts) = claim.max_attempts
+                && attempt_count > max_attempts.saturating_add(1)
+            {
+                self.enforce_worker_ceiling(tx, id, &item, &text, max_attempts)
+                    .await?;
+                continue;
+            }
+            if let (Some(sid), Some(config)) = (&session_id, session) {
+                let claimed = self
+                    .query(&self.q.session_claim)
+                    .bind(sid)
+                    .bind(&config.owner_id)
+                    .bind(millis(config.lock_timeout))
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(|e| db_error(FETCH, e))?;
+                if claimed.is_none() {
+                    // Another owner won the session between our read and our claim.
+                    continue;
+                }
+            }
+            tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+            return Ok(ClaimOutcome::Claimed((item, token, attempt_count)));
+        }
+    }
+
+    async fn dead_letter_work(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        id: i64,
+        max_attempts: Option<u32>,
+        reason: &str,
+        error: &str,
+        attempt_count: Option<u32>,
+    ) -> Result<(), ProviderError> {
+        self.query(&self.q.dead_letter_worker_item)
+            .bind(id)
+            .bind(max_attempts.map(|m| m as i32))
+            .bind(reason)
+            .bind(error)
+            .bind(attempt_count.map(|a| a as i32))
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| db_error(FETCH, e))?;
+        Ok(())
+    }
+
+    /// A work item already handed out `max_attempts + 1` times: dead-letter it and tell
+    /// its orchestration it failed as poison (same shape as the runtime's). Commits `tx`.
+    async fn enforce_worker_ceiling(
+        &self,
+        mut tx: Transaction<'static, Postgres>,
+        id: i64,
+        item: &WorkItem,
+        text: &str,
+        max_attempts: u32,
+    ) -> Result<(), ProviderError> {
+        let handed_out = max_attempts.saturating_add(1);
+        let WorkItem::ActivityExecute {
+            instance,
+            execution_id,
+            id: activity_id,
+            name,
+            ..
+        } = item
+        else {
+            return Err(ProviderError::permanent(
+                FETCH,
+                "worker queue holds a non-activity item",
+            ));
+        };
+        let error = ErrorDetails::Poison {
+            attempt_count: handed_out,
+            max_attempts,
+            message_type: PoisonMessageType::Activity {
+                instance: instance.clone(),
+                execution_id: *execution_id,
+                activity_name: name.clone(),
+                activity_id: *activity_id,
+            },
+            message: text.to_string(),
+        };
+        self.dead_letter_work(
+            &mut tx,
+            id,
+            Some(max_attempts),
+            "attempt_ceiling",
+            &error.display_message(),
+            Some(handed_out),
+        )
+        .await?;
+        let completion = WorkItem::ActivityFailed {
+            instance: instance.clone(),
+            execution_id: *execution_id,
+            id: *activity_id,
+            details: error,
+        };
+        self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(&completion), None, FETCH)
+            .await?;
+        tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+        self.diagnostics.emit(
+            Diagnostic::new(
+                DiagnosticKind::AttemptCeilingEnforced,
+                QueueKind::Worker,
+                format!("activity '{name}' handed out {handed_out} times; the claim dead-lettered it and failed it as poison"),
+            )
+            .instance(instance)
+            .execution(*execution_id)
+            .attempts(Some(handed_out), Some(max_attempts))
+            .message_kind("ActivityExecute"),
+        );
+        Ok(())
+    }
+
+    pub(crate) async fn ack_work(
+        &self,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        if let Some(c) = &completion
+            && !matches!(
+                c,
+                WorkItem::ActivityCompleted { .. } | WorkItem::ActivityFailed { .. }
+            )
+        {
+            return Err(ProviderError::permanent(
+                ACK,
+                "Invalid completion type for worker ack",
+            ));
+        }
+        let mut tx = self.begin(ACK).await?;
+        if let Some(c) = completion.as_ref()
+            && let Some(details) = activity_poison_details(c)
+        {
+            return self
+                .commit_activity_poison(tx, token, c.clone(), details)
+                .await;
+        }
+        let deleted = self
+            .query(&self.q.worker_ack)
+            .bind(token)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(ACK, e))?;
+        let Some(deleted) = deleted else {
+            drop(tx);
+            self.diagnostics.emit(Diagnostic::new(
+                DiagnosticKind::AckRejected,
+                QueueKind::Worker,
+                "activity lock token expired, superseded, or its item was cancelled; the result was not committed",
+            ));
+            return Err(ProviderError::permanent(
+                ACK,
+                "Activity was cancelled or lock expired (worker queue row not found or lock invalid)",
+            ));
+        };
+        if let Some(sid) = deleted.get::<Option<String>, _>(0) {
+            self.query(&self.q.session_touch)
+                .bind(&sid)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(ACK, e))?;
+        }
+        if let Some(c) = &completion {
+            self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(c), None, ACK)
+                .await?;
+        }
+        tx.commit().await.map_err(|e| db_error(ACK, e))
+    }
+
+    /// An activity poison disposition: dead-letter the work item and deliver the failure,
+    /// keyed on (instance, execution, activity id) rather than on the lease, so it commits
+    /// even when the lease is gone — unless the item is no longer queued or its execution
+    /// is terminal or replaced. Consumes `tx`.
+    async fn commit_activity_poison(
+        &self,
+        mut tx: Transaction<'static, Postgres>,
+        token: &str,
+        completion: WorkItem,
+        details: crate::turn::PoisonDetails,
+    ) -> Result<(), ProviderError> {
+        let WorkItem::ActivityFailed {
+            instance,
+            execution_id,
+            id: activity_id,
+            details: error,
+        } = &completion
+        else {
+            return Err(ProviderError::permanent(
+                ACK,
+                "poison completion must be ActivityFailed",
+            ));
+        };
+        let diagnostic = |kind, reason: String| {
+            Diagnostic::new(kind, QueueKind::Worker, reason)
+                .instance(instance)
+                .execution(*execution_id)
+                .attempts(Some(details.attempt_count), Some(details.max_attempts))
+                .message_kind("ActivityExecute")
+        };
+        let lost = |reason: String| {
+            self.diagnostics
+                .emit(diagnostic(DiagnosticKind::PoisonLost, reason.clone()));
+            ProviderError::permanent(ACK, format!("poison disposition not committed: {reason}"))
+        };
+        let row = self
+            .query(&self.q.worker_lock_by_identity)
+            .bind(instance)
+            .bind(*execution_id as i64)
+            .bind(*activity_id as i64)
+            .bind(token)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(ACK, e))?;
+        let Some(row) = row else {
+            return Err(lost(
+                "the work item is no longer queued (completed, cancelled or deleted)".into(),
+            ));
+        };
+        let id: i64 = row.get(0);
+        let live: bool = row.get(1);
+        if !live {
+            let state = self
+                .query(&self.q.execution_state)
+                .bind(instance)
+                .bind(*execution_id as i64)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(|e| db_error(ACK, e))?;
+            if let Some(state) = state {
+                let current = state.get::<i64, _>(0) as u64;
+                let status: Option<String> = state.get(1);
+                if current > *execution_id {
+                    return Err(lost(format!(
+                        "execution {execution_id} was replaced by {current}"
+                    )));
+                }
+                if let Some(s) = status
+                    .filter(|s| matches!(s.as_str(), "Completed" | "Failed" | "ContinuedAsNew"))
+                {
+                    return Err(lost(format!(
+                        "execution {execution_id} is already terminal ({s})"
+                    )));
+                }
+            }
+        }
+        self.dead_letter_work(
+            &mut tx,
+            id,
+            Some(details.max_attempts),
+            "poison",
+            &error.display_message(),
+            Some(details.attempt_count),
+        )
+        .await?;
+        self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(&completion), None, ACK)
+            .await?;
+        tx.commit().await.map_err(|e| db_error(ACK, e))?;
+        let emitted = if live {
+            diagnostic(
+                DiagnosticKind::PoisonCommitted,
+                "activity poison disposition committed with a live lease".into(),
+            )
+        } else {
+            diagnostic(
+                DiagnosticKind::PoisonCommittedWithoutLease,
+                format!(
+                    "activity lease gone; committed keyed on (instance, execution {execution_id}, activity {activity_id}, attempt {})",
+                    details.attempt_count
+                ),
+            )
+        };
+        self.diagnostics.emit(emitted);
+        Ok(())
+    }
+
+    pub(crate) async fn renew_work_lease(
+        &self,
+        token: &str,
+        extend_for: Duration,
+    ) -> Result<(), ProviderError> {
+        const OP: &str = "renew_work_item_lock";
+        let mut tx = self.begin(OP).await?;
+        let row = self
+            .query(&self.q.worker_renew)
+            .bind(token)
+            .bind(millis(extend_for))
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(OP, e))?;
+        let Some(row) = row else {
+            return Err(ProviderError::permanent(
+                OP,
+                "Lock renewal failed - activity was cancelled or lock expired",
+            ));
+        };
+        if let Some(sid) = row.get::<Option<String>, _>(0) {
+            self.query(&self.q.session_touch)
+                .bind(&sid)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(OP, e))?;
+        }
+        tx.commit().await.map_err(|e| db_error(OP, e))
+    }
+
+    pub(crate) async fn abandon_work(
+        &self,
+        token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        const OP: &str = "abandon_work_item";
+        let done = self
+            .query(&self.q.worker_abandon)
+            .bind(token)
+            .bind(delay.map(millis))
+            .bind(ignore_attempt)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| db_error(OP, e))?;
+        if done.rows_affected() == 0 {
+            return Err(ProviderError::permanent(
+                OP,
+                "Invalid lock token or already acked",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn renew_sessions(
+        &self,
+        owner_ids: &[&str],
+        extend_for: Duration,
+        idle_timeout: Duration,
+    ) -> Result<usize, ProviderError> {
+        if owner_ids.is_empty() {
+            return Ok(0);
+        }
+        let done = self
+            .query(&self.q.session_renew)
+            .bind(owner_ids)
+            .bind(millis(extend_for))
+            .bind(millis(idle_timeout))
+            .execute(&self.pool)
+            .await
+            .map_err(|e| db_error("renew_session_lock", e))?;
+        Ok(done.rows_affected() as usize)
+    }
+
+    pub(crate) async fn cleanup_sessions(&self) -> Result<usize, ProviderError> {
+        let done = self
+            .query(&self.q.session_cleanup)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| db_error("cleanup_orphaned_sessions", e))?;
+        Ok(done.rows_affected() as usize)
+    }
+}

@@ -1,0 +1,1110 @@
+//! The claim invariants of steadfast-pg, each tested against a real PostgreSQL with real
+//! concurrency (other connections holding locks, concurrent fetchers). Each test names
+//! the invariant it proves and would fail without it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use duroxide::providers::{ExecutionMetadata, Provider, TagFilter, WorkItem};
+use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
+use steadfast_pg::{Diagnostic, DiagnosticKind, PollingMode, PostgresProvider, ProviderOptions};
+use tokio::sync::broadcast;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn start(instance: &str) -> WorkItem {
+    WorkItem::StartOrchestration {
+        instance: instance.into(),
+        orchestration: "Orch".into(),
+        input: "{}".into(),
+        version: Some("1.0.0".into()),
+        parent_instance: None,
+        parent_id: None,
+        parent_execution_id: None,
+        execution_id: 1,
+    }
+}
+
+fn started_event(instance: &str) -> Event {
+    Event::with_event_id(
+        1,
+        instance,
+        1,
+        None,
+        EventKind::OrchestrationStarted {
+            name: "Orch".into(),
+            version: "1.0.0".into(),
+            input: "{}".into(),
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            carry_forward_events: None,
+            initial_custom_status: None,
+        },
+    )
+}
+
+fn running_metadata() -> ExecutionMetadata {
+    ExecutionMetadata {
+        orchestration_name: Some("Orch".into()),
+        orchestration_version: Some("1.0.0".into()),
+        ..Default::default()
+    }
+}
+
+/// A poison disposition exactly as the duroxide runtime builds it.
+fn poison_turn(
+    instance: &str,
+    event_id: u64,
+    attempt_count: u32,
+) -> (Vec<Event>, ExecutionMetadata) {
+    let details = ErrorDetails::Poison {
+        attempt_count,
+        max_attempts: 10,
+        message_type: PoisonMessageType::Orchestration {
+            instance: instance.into(),
+            execution_id: 1,
+        },
+        message: serde_json::to_string(&vec![start(instance)]).unwrap(),
+    };
+    let output = details.display_message();
+    (
+        vec![Event::with_event_id(
+            event_id,
+            instance,
+            1,
+            None,
+            EventKind::OrchestrationFailed { details },
+        )],
+        ExecutionMetadata {
+            status: Some("Failed".into()),
+            output: Some(output),
+            ..running_metadata()
+        },
+    )
+}
+
+struct Harness {
+    schema: String,
+    provider: Arc<PostgresProvider>,
+}
+
+impl Harness {
+    async fn new(label: &str, tune: impl FnOnce(&mut ProviderOptions)) -> Self {
+        let schema = common::unique_schema(label);
+        let mut options = common::options(&schema, PollingMode::Listen);
+        tune(&mut options);
+        let provider = common::provider_with(options).await;
+        Self { schema, provider }
+    }
+
+    /// Create a started instance (history + metadata) with no pending messages.
+    async fn create_instance(&self, instance: &str) {
+        let p = &self.provider;
+        p.enqueue_for_orchestrator(start(instance), None)
+            .await
+            .unwrap();
+        let (item, token, _) = self.fetch_only(instance).await;
+        assert_eq!(item.instance, instance);
+        p.ack_orchestration_item(
+            &token,
+            1,
+            vec![started_event(instance)],
+            vec![],
+            vec![],
+            running_metadata(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    }
+
+    async fn fetch_only(
+        &self,
+        instance: &str,
+    ) -> (duroxide::providers::OrchestrationItem, String, u32) {
+        let got = self
+            .provider
+            .fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("an item");
+        assert_eq!(got.0.instance, instance);
+        got
+    }
+
+    async fn sql_f64(&self, sql: &str, bind: &str) -> f64 {
+        sqlx::query_scalar::<_, f64>(&sql.replace("S.", &format!("\"{}\".", self.schema)))
+            .bind(bind)
+            .fetch_one(self.provider.pool())
+            .await
+            .unwrap()
+    }
+
+    async fn drop(self) {
+        self.provider.close().await;
+        common::drop_schema(&self.schema).await;
+    }
+}
+
+fn drain(rx: &mut broadcast::Receiver<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    while let Ok(d) = rx.try_recv() {
+        out.push(d);
+    }
+    out
+}
+
+/// Invariant 1: a fetch never waits for a lock held by another transaction. Another
+/// connection holds instance X's lease row (as an in-flight claim, ack or abandon does)
+/// for up to 10 s; a concurrent fetch returns the other ready instance, or nothing, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_never_waits_for_an_instance_held_by_another_transaction() {
+    let h = Harness::new("never_blocks", |o| o.claim.fanout = 1).await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("held-x"), None)
+        .await
+        .unwrap();
+    p.enqueue_for_orchestrator(start("free-y"), None)
+        .await
+        .unwrap();
+
+    let holder_pool = common::admin_pool().await;
+    let mut holder = holder_pool.begin().await.unwrap();
+    sqlx::query(&format!(
+        "SELECT 1 FROM \"{}\".instance_leases WHERE instance_id = 'held-x' FOR UPDATE",
+        h.schema
+    ))
+    .execute(&mut *holder)
+    .await
+    .unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        holder.rollback().await.unwrap();
+    });
+
+    // fanout = 1 makes held-x (the oldest) the first candidate every time.
+    let began = Instant::now();
+    let (item, token, _) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("the free instance");
+    let first = began.elapsed();
+    assert_eq!(item.instance, "free-y");
+    p.abandon_orchestration_item(&token, Some(Duration::from_secs(60)), true)
+        .await
+        .unwrap();
+
+    // Only the held instance is ready now: the fetch comes back empty instead of waiting.
+    let began = Instant::now();
+    let none = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap();
+    let second = began.elapsed();
+    assert!(none.is_none());
+    // Bounds far below the 10 s hold: a blocking claim would take ~10 s here.
+    assert!(
+        first < Duration::from_secs(3),
+        "fetch waited {first:?} behind a held lock"
+    );
+    assert!(
+        second < Duration::from_secs(3),
+        "empty fetch waited {second:?} behind a held lock"
+    );
+    assert!(!release.is_finished(), "the lock must still have been held");
+    release.abort();
+    holder_pool.close().await;
+    h.drop().await;
+}
+
+/// Invariant 2: the lease starts at the claim, by the database clock. Even when the claim
+/// spends time loading a large history, the returned item has at least the lock timeout
+/// left by the database clock (measured right after return).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_is_stamped_by_the_database_clock_at_the_end_of_the_claim() {
+    let h = Harness::new("db_clock", |_| {}).await;
+    let p = &h.provider;
+    h.create_instance("big").await;
+    let events: Vec<Event> = (2..=20_000u64)
+        .map(|id| {
+            Event::with_event_id(
+                id,
+                "big",
+                1,
+                None,
+                EventKind::CustomStatusUpdated {
+                    status: Some("x".repeat(200)),
+                },
+            )
+        })
+        .collect();
+    p.append_with_execution("big", 1, events).await.unwrap();
+    p.enqueue_for_orchestrator(
+        WorkItem::ExternalRaised {
+            instance: "big".into(),
+            name: "go".into(),
+            data: "1".into(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+
+    let lock_timeout = Duration::from_secs(5);
+    let began = Instant::now();
+    let (item, token, _) = p
+        .fetch_orchestration_item(lock_timeout, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let claim_took = began.elapsed();
+    assert_eq!(item.history.len(), 20_000);
+    let remaining_ms = h
+        .sql_f64(
+            "SELECT (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            &token,
+        )
+        .await;
+    let started_ago_ms = h
+        .sql_f64(
+            "SELECT (EXTRACT(EPOCH FROM (clock_timestamp() - locked_at)) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            &token,
+        )
+        .await;
+    println!(
+        "claim took {claim_took:?}; lease remaining {remaining_ms:.0} ms; started {started_ago_ms:.0} ms ago"
+    );
+    // A lease computed when the claim began would have lost the claim's duration.
+    assert!(
+        remaining_ms >= lock_timeout.as_millis() as f64 - 250.0,
+        "lease had only {remaining_ms} ms left after a {claim_took:?} claim"
+    );
+    assert!(
+        started_ago_ms < claim_took.as_millis() as f64 / 2.0 + 250.0,
+        "lease started {started_ago_ms} ms ago, before the claim finished"
+    );
+    h.drop().await;
+}
+
+/// Invariant 2 (no caller clock): leases and liveness use only the database clock, so a
+/// lease is valid exactly for the lock timeout whatever this process's clock says, and a
+/// live lease cannot be stolen: a fetch right after another one skips the leased instance,
+/// and after expiry (database time) it is claimable again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_leases_cannot_be_stolen_and_expire_by_database_time() {
+    let h = Harness::new("no_steal", |o| {
+        o.claim.redelivery_backoff.base = Duration::ZERO;
+        o.claim.redelivery_backoff.jitter = 0.0;
+    })
+    .await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("a"), None).await.unwrap();
+    let (_, first_token, _) = p
+        .fetch_orchestration_item(Duration::from_millis(800), Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let (_, second_token, attempt) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("claimable after database-clock expiry");
+    assert_ne!(first_token, second_token);
+    assert_eq!(attempt, 2);
+    h.drop().await;
+}
+
+/// Invariant 3: candidates are drawn at random among the oldest `fanout` instances;
+/// with fanout = 1 the claim is strict FIFO; messages of one instance stay in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fanout_spreads_claims_over_the_oldest_candidates_and_keeps_instance_order() {
+    let h = Harness::new("fanout", |o| o.claim.fanout = 4).await;
+    let p = &h.provider;
+    for i in 0..10 {
+        p.enqueue_for_orchestrator(start(&format!("i{i}")), None)
+            .await
+            .unwrap();
+    }
+    for n in 0..3 {
+        p.enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: "i0".into(),
+                name: format!("e{n}"),
+                data: n.to_string(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    }
+    let mut chosen = HashSet::new();
+    for _ in 0..40 {
+        let (item, token, _) = p
+            .fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .unwrap();
+        if item.instance == "i0" {
+            let names: Vec<String> = item
+                .messages
+                .iter()
+                .map(|m| match m {
+                    WorkItem::StartOrchestration { .. } => "start".to_string(),
+                    WorkItem::ExternalRaised { name, .. } => name.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(
+                names,
+                ["start", "e0", "e1", "e2"],
+                "one instance's messages stay in order"
+            );
+        }
+        chosen.insert(item.instance.clone());
+        p.abandon_orchestration_item(&token, None, true)
+            .await
+            .unwrap();
+    }
+    let oldest: HashSet<String> = (0..4).map(|i| format!("i{i}")).collect();
+    assert!(
+        chosen.is_subset(&oldest),
+        "only the oldest 4 are candidates: {chosen:?}"
+    );
+    assert!(
+        chosen.len() >= 2,
+        "random choice among the oldest 4, got only {chosen:?}"
+    );
+    h.drop().await;
+
+    let h = Harness::new("fifo", |o| o.claim.fanout = 1).await;
+    for i in 0..5 {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("i{i}")), None)
+            .await
+            .unwrap();
+    }
+    for _ in 0..10 {
+        let (item, token, _) = h.fetch_only("i0").await;
+        assert_eq!(item.instance, "i0");
+        h.provider
+            .abandon_orchestration_item(&token, None, true)
+            .await
+            .unwrap();
+    }
+    h.drop().await;
+}
+
+/// Invariants 1 and 3 under real contention: 32 concurrent fetchers on separate
+/// connections over 48 ready instances. Every fetch completes, no instance is handed to
+/// two fetchers, and fan-out lets most fetchers succeed on their first pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_fetchers_never_share_an_instance() {
+    let h = Harness::new("contention", |o| o.max_connections = 40).await;
+    for i in 0..48 {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("c{i}")), None)
+            .await
+            .unwrap();
+    }
+    // Open the pool's connections first: this test is about contention between claims,
+    // not about 32 connection handshakes at once (which the time bound would cut short).
+    let warm: Vec<_> =
+        futures_util::future::join_all((0..32).map(|_| h.provider.pool().acquire())).await;
+    drop(warm);
+    let mut diags = h.provider.subscribe();
+    let barrier = Arc::new(tokio::sync::Barrier::new(32));
+    let mut tasks = Vec::new();
+    for _ in 0..32 {
+        let p = Arc::clone(&h.provider);
+        let b = Arc::clone(&barrier);
+        tasks.push(tokio::spawn(async move {
+            b.wait().await;
+            p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut seen = HashSet::new();
+    let mut claimed = 0;
+    for t in tasks {
+        if let Some((item, _, _)) = t.await.unwrap() {
+            claimed += 1;
+            assert!(
+                seen.insert(item.instance.clone()),
+                "{} handed out twice",
+                item.instance
+            );
+        }
+    }
+    println!("{claimed} of 32 concurrent fetches claimed an instance");
+    for d in drain(&mut diags) {
+        println!("{d}");
+    }
+    assert!(claimed >= 24, "only {claimed} of 32 fetches succeeded");
+    h.drop().await;
+}
+
+/// Invariant 4: a fetch is bounded. Every candidate is held by another transaction; the
+/// fetch tries exactly `max_claim_attempts` candidates, returns None and raises
+/// ClaimExhausted instead of looping.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_gives_up_after_max_claim_attempts_with_a_diagnostic() {
+    let h = Harness::new("bounded", |o| {
+        o.claim.max_claim_attempts = 3;
+        o.claim.fanout = 8;
+    })
+    .await;
+    let p = &h.provider;
+    for i in 0..6 {
+        p.enqueue_for_orchestrator(start(&format!("b{i}")), None)
+            .await
+            .unwrap();
+    }
+    let mut rx = p.subscribe();
+    let holder_pool = common::admin_pool().await;
+    let mut holder = holder_pool.begin().await.unwrap();
+    sqlx::query(&format!(
+        "SELECT 1 FROM \"{}\".instance_leases FOR UPDATE",
+        h.schema
+    ))
+    .execute(&mut *holder)
+    .await
+    .unwrap();
+    let began = Instant::now();
+    let got = p
+        .fetch_orchestration_item(LONG, Duration::from_secs(5), None)
+        .await
+        .unwrap();
+    let took = began.elapsed();
+    holder.rollback().await.unwrap();
+    assert!(got.is_none());
+    assert!(
+        took < Duration::from_secs(3),
+        "exhausted fetch took {took:?}"
+    );
+    let diags = drain(&mut rx);
+    let exhausted: Vec<_> = diags
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::ClaimExhausted)
+        .collect();
+    assert_eq!(exhausted.len(), 1, "{diags:?}");
+    assert!(
+        exhausted[0].reason.contains("after 3 candidate tries"),
+        "{}",
+        exhausted[0].reason
+    );
+    holder_pool.close().await;
+    h.drop().await;
+}
+
+/// Invariant 7: a message whose lease ran out without an ack waits a redelivery backoff,
+/// applied by the claim itself, before it is handed out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_lease_is_redelivered_only_after_its_backoff() {
+    let h = Harness::new("backoff", |o| {
+        o.claim.redelivery_backoff.base = Duration::from_millis(1500);
+        o.claim.redelivery_backoff.jitter = 0.0;
+    })
+    .await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("b"), None).await.unwrap();
+    p.fetch_orchestration_item(Duration::from_millis(300), Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The lease ended 200 ms ago; without the backoff it would be claimable now.
+    assert!(
+        p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (_, _, attempt) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("redelivered after the backoff");
+    assert_eq!(attempt, 2);
+
+    // A worker item follows the same rule.
+    p.enqueue_for_worker(WorkItem::ActivityExecute {
+        instance: "b".into(),
+        execution_id: 1,
+        id: 1,
+        name: "A".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: None,
+    })
+    .await
+    .unwrap();
+    p.fetch_work_item(
+        Duration::from_millis(300),
+        Duration::ZERO,
+        None,
+        &TagFilter::default(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        p.fetch_work_item(LONG, Duration::ZERO, None, &TagFilter::default())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        p.fetch_work_item(LONG, Duration::ZERO, None, &TagFilter::default())
+            .await
+            .unwrap()
+            .is_some()
+    );
+    h.drop().await;
+}
+
+/// Invariants 5, 8, 9: a poison disposition commits although its lease expired, keyed on
+/// the instance, execution and attempt count; its messages move to dead letters; the
+/// diagnostic says so. An ordinary ack with the same dead token is refused, loudly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poison_commits_without_a_live_lease_but_ordinary_acks_do_not() {
+    let h = Harness::new("poison_nolease", |_| {}).await;
+    let p = &h.provider;
+    let mut rx = p.subscribe();
+    h.create_instance("hot").await;
+    p.enqueue_for_orchestrator(
+        WorkItem::ExternalRaised {
+            instance: "hot".into(),
+            name: "e".into(),
+            data: "1".into(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let (_, token, attempt) = p
+        .fetch_orchestration_item(Duration::from_millis(300), Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+
+    let refused = p
+        .ack_orchestration_item(
+            &token,
+            1,
+            vec![],
+            vec![],
+            vec![],
+            ExecutionMetadata::default(),
+            vec![],
+        )
+        .await
+        .unwrap_err();
+    assert!(!refused.is_retryable());
+    let (delta, meta) = poison_turn("hot", 2, attempt);
+    p.ack_orchestration_item(&token, 1, delta, vec![], vec![], meta, vec![])
+        .await
+        .expect("poison commits without a live lease");
+
+    let admin = p.as_management_capability().unwrap();
+    let info = admin.get_instance_info("hot").await.unwrap();
+    assert_eq!(info.status, "Failed");
+    assert!(info.output.unwrap_or_default().contains("poison"));
+    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].instance_id, "hot");
+    assert_eq!(letters[0].execution_id, Some(1));
+    assert_eq!(letters[0].attempt_count, 1);
+    assert!(letters[0].work_item.contains("ExternalRaised"));
+
+    let kinds: Vec<DiagnosticKind> = drain(&mut rx).iter().map(|d| d.kind).collect();
+    assert!(kinds.contains(&DiagnosticKind::AckRejected), "{kinds:?}");
+    assert!(
+        kinds.contains(&DiagnosticKind::PoisonCommittedWithoutLease),
+        "{kinds:?}"
+    );
+
+    // Refused only when the execution is already terminal: a second disposition is lost,
+    // and says why.
+    let (delta, meta) = poison_turn("hot", 3, attempt);
+    let lost = p
+        .ack_orchestration_item(&token, 1, delta, vec![], vec![], meta, vec![])
+        .await
+        .unwrap_err();
+    assert!(lost.message.contains("already terminal"), "{lost}");
+    let diags = drain(&mut rx);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::PoisonLost && d.reason.contains("terminal"))
+    );
+    h.drop().await;
+}
+
+/// Invariant 5 when the lease was superseded: a newer claim holds the instance; the old
+/// token's poison disposition still commits and the newer holder's ordinary ack is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poison_commits_over_a_superseding_claim() {
+    let h = Harness::new("poison_superseded", |o| {
+        o.claim.redelivery_backoff.base = Duration::ZERO;
+    })
+    .await;
+    let p = &h.provider;
+    h.create_instance("hot").await;
+    p.enqueue_for_orchestrator(
+        WorkItem::ExternalRaised {
+            instance: "hot".into(),
+            name: "e".into(),
+            data: "1".into(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let (_, old_token, _) = p
+        .fetch_orchestration_item(Duration::from_millis(200), Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, new_token, attempt) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("reclaimed after expiry");
+    assert_eq!(attempt, 2);
+    let (delta, meta) = poison_turn("hot", 2, attempt);
+    p.ack_orchestration_item(&old_token, 1, delta, vec![], vec![], meta, vec![])
+        .await
+        .expect("poison keyed on the instance, not the token");
+    assert!(
+        p.ack_orchestration_item(
+            &new_token,
+            1,
+            vec![],
+            vec![],
+            vec![],
+            ExecutionMetadata::default(),
+            vec![]
+        )
+        .await
+        .is_err()
+    );
+    let info = p
+        .as_management_capability()
+        .unwrap()
+        .get_instance_info("hot")
+        .await
+        .unwrap();
+    assert_eq!(info.status, "Failed");
+    h.drop().await;
+}
+
+/// Invariant 5 for the worker queue: an activity poison disposition commits after its
+/// lease expired; the work item moves to dead letters and the failure reaches the
+/// orchestration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_poison_commits_without_a_live_lease() {
+    let h = Harness::new("act_poison", |_| {}).await;
+    let p = &h.provider;
+    h.create_instance("o").await;
+    let execute = WorkItem::ActivityExecute {
+        instance: "o".into(),
+        execution_id: 1,
+        id: 7,
+        name: "Flaky".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: None,
+    };
+    p.enqueue_for_worker(execute.clone()).await.unwrap();
+    let (_, token, attempt) = p
+        .fetch_work_item(
+            Duration::from_millis(300),
+            Duration::ZERO,
+            None,
+            &TagFilter::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let poison = WorkItem::ActivityFailed {
+        instance: "o".into(),
+        execution_id: 1,
+        id: 7,
+        details: ErrorDetails::Poison {
+            attempt_count: attempt,
+            max_attempts: 10,
+            message_type: PoisonMessageType::Activity {
+                instance: "o".into(),
+                execution_id: 1,
+                activity_name: "Flaky".into(),
+                activity_id: 7,
+            },
+            message: serde_json::to_string(&execute).unwrap(),
+        },
+    };
+    let ordinary = p
+        .ack_work_item(
+            &token,
+            Some(WorkItem::ActivityCompleted {
+                instance: "o".into(),
+                execution_id: 1,
+                id: 7,
+                result: "late".into(),
+            }),
+        )
+        .await;
+    assert!(
+        ordinary.is_err(),
+        "an ordinary ack with a dead lease is refused"
+    );
+    p.ack_work_item(&token, Some(poison))
+        .await
+        .expect("poison commits");
+    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].activity_id, Some(7));
+    let (item, _, _) = h.fetch_only("o").await;
+    assert!(matches!(
+        &item.messages[..],
+        [WorkItem::ActivityFailed {
+            details: ErrorDetails::Poison { .. },
+            ..
+        }]
+    ));
+    h.drop().await;
+}
+
+/// Invariants 6 and 8: with an attempt ceiling, a message is never handed out more than
+/// max_attempts + 1 times; the claim itself fails the instance as poison (same shape as
+/// the runtime's) and dead-letters the messages; requeue and purge work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempt_ceiling_is_enforced_inside_the_claim() {
+    let h = Harness::new("ceiling", |o| o.claim.max_attempts = Some(3)).await;
+    let p = &h.provider;
+    let mut rx = p.subscribe();
+    p.enqueue_for_orchestrator(start("stuck"), None)
+        .await
+        .unwrap();
+    let mut handed_out = 0;
+    while let Some((_, token, attempt)) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+    {
+        handed_out += 1;
+        assert!(
+            attempt <= 4,
+            "attempt {attempt} handed out past max_attempts + 1"
+        );
+        assert!(p.max_attempt_count("stuck").await.unwrap() <= 4);
+        // The runtime never manages to commit anything (the incident): give it back.
+        p.abandon_orchestration_item(&token, None, false)
+            .await
+            .unwrap();
+        assert!(handed_out <= 4);
+    }
+    assert_eq!(handed_out, 4);
+    assert_eq!(
+        p.max_attempt_count("stuck").await.unwrap(),
+        0,
+        "queue emptied into dead letters"
+    );
+
+    let admin = p.as_management_capability().unwrap();
+    let info = admin.get_instance_info("stuck").await.unwrap();
+    assert_eq!(info.status, "Failed");
+    let history = p.read("stuck").await.unwrap();
+    assert!(matches!(
+        history.first().map(|e| &e.kind),
+        Some(EventKind::OrchestrationStarted { .. })
+    ));
+    match history.last().map(|e| &e.kind) {
+        Some(EventKind::OrchestrationFailed {
+            details:
+                ErrorDetails::Poison {
+                    attempt_count,
+                    max_attempts,
+                    message_type:
+                        PoisonMessageType::Orchestration {
+                            instance,
+                            execution_id,
+                        },
+                    ..
+                },
+        }) => {
+            assert_eq!((*attempt_count, *max_attempts), (4, 3));
+            assert_eq!((instance.as_str(), *execution_id), ("stuck", 1));
+        }
+        other => panic!("expected a poison failure, got {other:?}"),
+    }
+    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(
+        (letters[0].attempt_count, letters[0].max_attempts),
+        (4, Some(3))
+    );
+    assert_eq!(letters[0].reason, "attempt_ceiling");
+    let diags = drain(&mut rx);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::AttemptCeilingEnforced
+                && d.instance_id.as_deref() == Some("stuck")
+                && d.attempt_count == Some(4))
+    );
+
+    // Requeue gives the message a fresh attempt budget; purge empties the store.
+    assert!(p.requeue_dead_letter(letters[0].id).await.unwrap());
+    assert!(p.get_dead_letter(letters[0].id).await.unwrap().is_none());
+    let (_, token, attempt) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(attempt, 1);
+    p.abandon_orchestration_item(&token, None, true)
+        .await
+        .unwrap();
+    assert_eq!(p.purge_dead_letters(&Default::default()).await.unwrap(), 0);
+    h.drop().await;
+}
+
+/// Invariant 6 for the worker queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_attempt_ceiling_dead_letters_and_fails_the_activity() {
+    let h = Harness::new("wceiling", |o| o.claim.max_attempts = Some(2)).await;
+    let p = &h.provider;
+    h.create_instance("o").await;
+    p.enqueue_for_worker(WorkItem::ActivityExecute {
+        instance: "o".into(),
+        execution_id: 1,
+        id: 3,
+        name: "Crashy".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: None,
+    })
+    .await
+    .unwrap();
+    let mut handed_out = 0;
+    while let Some((_, token, attempt)) = p
+        .fetch_work_item(LONG, Duration::ZERO, None, &TagFilter::default())
+        .await
+        .unwrap()
+    {
+        handed_out += 1;
+        assert!(attempt <= 3);
+        p.abandon_work_item(&token, None, false).await.unwrap();
+    }
+    assert_eq!(handed_out, 3);
+    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].attempt_count, 3);
+    let (item, _, _) = h.fetch_only("o").await;
+    assert!(matches!(
+        &item.messages[..],
+        [WorkItem::ActivityFailed {
+            details: ErrorDetails::Poison {
+                attempt_count: 3,
+                max_attempts: 2,
+                ..
+            },
+            ..
+        }]
+    ));
+    h.drop().await;
+}
+
+/// Invariant 10: a long-polling fetch is woken by an enqueue (LISTEN/NOTIFY) instead of
+/// sleeping out its poll timeout; the session-free mode never waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_poll_wakes_on_enqueue_and_session_free_never_waits() {
+    let h = Harness::new("longpoll", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    let p = Arc::clone(&h.provider);
+    let waiter = tokio::spawn(async move {
+        let began = Instant::now();
+        let got = p
+            .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+            .await
+            .unwrap();
+        (got.map(|g| g.0.instance), began.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.provider
+        .enqueue_for_orchestrator(start("wake"), None)
+        .await
+        .unwrap();
+    let (got, took) = waiter.await.unwrap();
+    assert_eq!(got.as_deref(), Some("wake"));
+    assert!(
+        took < Duration::from_secs(10),
+        "woken by NOTIFY, not by the 20 s timeout: {took:?}"
+    );
+    h.drop().await;
+
+    let schema = common::unique_schema("sessionfree");
+    let p = common::provider_with(common::options(&schema, PollingMode::SessionFree)).await;
+    let began = Instant::now();
+    assert!(
+        p.fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(began.elapsed() < Duration::from_secs(10));
+    p.close().await;
+    common::drop_schema(&schema).await;
+}
+
+/// Several processes starting at once on a fresh schema all migrate safely.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_starts_migrate_once() {
+    let schema = common::unique_schema("migrate");
+    let mut tasks = Vec::new();
+    for _ in 0..6 {
+        let o = common::options(&schema, PollingMode::SessionFree);
+        tasks.push(tokio::spawn(async move {
+            PostgresProvider::connect_with_options(o).await.map(|_| ())
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().expect("every concurrent start succeeds");
+    }
+    common::drop_schema(&schema).await;
+}
+
+const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// Invariant 2 with a skewed worker clock: a worker process whose clock is 60 s behind,
+/// or 60 s ahead (libfaketime), still gets a full lease by the database clock and cannot
+/// steal another worker's live lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_with_a_skewed_clock_gets_full_leases_and_cannot_steal_live_ones() {
+    assert!(
+        std::path::Path::new(FAKETIME_LIB).exists(),
+        "libfaketime is required (apt-get install faketime; .ci/run installs it)"
+    );
+    let h = Harness::new("skew", |o| o.claim.fanout = 1).await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("held"), None)
+        .await
+        .unwrap();
+    p.enqueue_for_orchestrator(start("free"), None)
+        .await
+        .unwrap();
+    let (held, _, _) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.instance, "held");
+    for offset in ["-60s", "+60s"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "skewed_clock_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LD_PRELOAD", FAKETIME_LIB)
+            .env("FAKETIME", offset)
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .env("STEADFAST_SKEW_SCHEMA", &h.schema)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split_once("SKEW_RESULT ").map(|(_, json)| json))
+            .unwrap_or_else(|| panic!("no result from child:\n{stdout}"));
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        println!("clock offset {offset}: {v}");
+        let skew = v["skew_ms"].as_f64().unwrap();
+        assert!(
+            skew.abs() > 55_000.0,
+            "the child's clock was not skewed: {skew} ms"
+        );
+        assert_eq!(
+            v["instance"], "free",
+            "the skewed worker must not steal the live lease"
+        );
+        assert!(v["remaining_ms"].as_f64().unwrap() >= 4_750.0, "{v}");
+    }
+    h.drop().await;
+}
+
+/// Runs in the child process of the skew test only (it is `#[ignore]`d otherwise).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "child process of worker_with_a_skewed_clock_gets_full_leases_and_cannot_steal_live_ones"]
+async fn skewed_clock_child() {
+    let Ok(schema) = std::env::var("STEADFAST_SKEW_SCHEMA") else {
+        return;
+    };
+    let mut o = common::options(&schema, PollingMode::Listen);
+    o.claim.fanout = 1;
+    let p = common::provider_with(o).await;
+    let db_now_ms: f64 =
+        sqlx::query_scalar("SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8")
+            .fetch_one(p.pool())
+            .await
+            .unwrap();
+    let local_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as f64;
+    let got = p
+        .fetch_orchestration_item(Duration::from_secs(5), Duration::ZERO, None)
+        .await
+        .unwrap();
+    let (instance, remaining_ms) = match &got {
+        Some((item, token, _)) => {
+            let remaining: f64 = sqlx::query_scalar(&format!(
+                "SELECT (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8 FROM \"{schema}\".instance_leases WHERE lock_token = $1"
+            ))
+            .bind(token)
+            .fetch_one(p.pool())
+            .await
+            .unwrap();
+            (item.instance.clone(), remaining)
+        }
+        None => (String::new(), 0.0),
+    };
+    if let Some((_, token, _)) = got {
+        p.abandon_orchestration_item(&token, None, true)
+            .await
+            .unwrap();
+    }
+    println!(
+        "SKEW_RESULT {}",
+        serde_json::json!({"skew_ms": local_ms - db_now_ms, "instance": instance, "remaining_ms": remaining_ms})
+    );
+}

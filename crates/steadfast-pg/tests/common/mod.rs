@@ -1,0 +1,169 @@
+//! Shared test support: a real PostgreSQL (STEADFAST_TEST_DATABASE_URL, default
+//! postgres://postgres@127.0.0.1:5432/test), one fresh schema per test, dropped afterwards.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use duroxide::provider_validations::ProviderFactory;
+use duroxide::providers::Provider;
+use rand::Rng;
+use steadfast_pg::{PollingMode, PostgresProvider, ProviderOptions};
+
+pub fn database_url() -> String {
+    std::env::var("STEADFAST_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+/// A schema name unique to this test run: `sft_<epoch secs>_<label>_<random>`.
+pub fn unique_schema(label: &str) -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let tag: String = label
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(24)
+        .collect();
+    let n: u32 = rand::thread_rng().r#gen();
+    format!("sft_{secs}_{tag}_{n:08x}").to_lowercase()
+}
+
+pub async fn admin_pool() -> sqlx::PgPool {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&database_url())
+        .await
+        .expect("test database reachable (set STEADFAST_TEST_DATABASE_URL)")
+}
+
+/// Drop a test schema and, opportunistically, test schemas left behind more than an hour
+/// ago by runs that crashed before cleaning up.
+pub async fn drop_schema(schema: &str) {
+    let pool = admin_pool().await;
+    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+        .execute(&pool)
+        .await;
+    let cutoff = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 3600;
+    let stale: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'sft\\_%'")
+            .fetch_all(&pool)
+            .await
+            .unwrap_or_default();
+    for s in stale {
+        let ts = s.split('_').nth(1).and_then(|t| t.parse::<u64>().ok());
+        if ts.is_some_and(|t| t < cutoff) {
+            let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{s}\" CASCADE"))
+                .execute(&pool)
+                .await;
+        }
+    }
+    pool.close().await;
+}
+
+pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
+    let mut o = ProviderOptions::new(database_url()).with_schema(schema);
+    o.max_connections = 5;
+    o.polling = polling;
+    o
+}
+
+pub async fn provider_with(options: ProviderOptions) -> Arc<PostgresProvider> {
+    Arc::new(
+        PostgresProvider::connect_with_options(options)
+            .await
+            .expect("provider connects"),
+    )
+}
+
+/// duroxide's validation factory. Every `create_provider` call gets a fresh schema:
+/// `test_fetch_filter_boundary_versions` relies on a second provider being isolated from
+/// the first (the reference SQLite factory returns a new in-memory database per call).
+/// Cross-instance FIFO is assumed by several validations (e.g.
+/// `test_cross_instance_lock_isolation` expects the oldest instance first), so the suite
+/// runs with `fanout = 1`; fan-out itself is covered by `claim_invariants.rs`.
+pub struct ValidationFactory {
+    pub label: String,
+    pub polling: PollingMode,
+    schemas: std::sync::Mutex<Vec<String>>,
+}
+
+impl ValidationFactory {
+    pub async fn listen(label: &str) -> Self {
+        Self::new(label, PollingMode::Listen)
+    }
+
+    pub async fn session_free(label: &str) -> Self {
+        Self::new(label, PollingMode::SessionFree)
+    }
+
+    fn new(label: &str, polling: PollingMode) -> Self {
+        Self {
+            label: label.to_string(),
+            polling,
+            schemas: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn current_schema(&self) -> String {
+        self.schemas
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .expect("a provider was created")
+    }
+
+    fn options_for(&self, schema: &str) -> ProviderOptions {
+        let mut o = options(schema, self.polling);
+        o.claim.fanout = 1;
+        o
+    }
+
+    pub async fn cleanup(&self) {
+        let schemas = std::mem::take(&mut *self.schemas.lock().unwrap());
+        for s in schemas {
+            drop_schema(&s).await;
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ProviderFactory for ValidationFactory {
+    async fn create_provider(&self) -> Arc<dyn Provider> {
+        let schema = unique_schema(&self.label);
+        self.schemas.lock().unwrap().push(schema.clone());
+        provider_with(self.options_for(&schema)).await
+    }
+
+    fn lock_timeout(&self) -> Duration {
+        Duration::from_millis(1000)
+    }
+
+    fn short_poll_threshold(&self) -> Duration {
+        Duration::from_millis(500)
+    }
+
+    async fn corrupt_instance_history(&self, instance: &str) {
+        let pool = admin_pool().await;
+        sqlx::query(&format!(
+            "UPDATE \"{}\".history SET event_data = '{{\"type\":\"FromTheFuture\"}}' WHERE instance_id = $1",
+            self.current_schema()
+        ))
+        .bind(instance)
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+    }
+
+    async fn get_max_attempt_count(&self, instance: &str) -> u32 {
+        let provider = provider_with(self.options_for(&self.current_schema())).await;
+        provider.max_attempt_count(instance).await.unwrap()
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build everything and run all tests. Exits non-zero on the first failure.
+#
+# The PostgreSQL tests connect to STEADFAST_TEST_DATABASE_URL
+# (default postgres://postgres@127.0.0.1:5432/test). Extra arguments are passed
+# to `cargo test` before `--`, e.g. `./scripts/test.sh -p steadfast-pg`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export STEADFAST_TEST_DATABASE_URL="${STEADFAST_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+
+echo "==> cargo build --workspace --all-targets"
+cargo build --workspace --all-targets
+
+echo "==> cargo test --workspace (database: ${STEADFAST_TEST_DATABASE_URL})"
+cargo test --workspace "$@" -- --test-threads=4
+
+echo "==> example app (embedded SQLite, then PostgreSQL)"
+./scripts/example.sh
+./scripts/example.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
+
+# ---------------------------------------------------------------------------
+# Node tests: TODO(node) - add them here once the Node binding exists, e.g.
+#   echo "==> npm test"
+#   (cd <binding dir> && npm test)
+# ---------------------------------------------------------------------------
+
+echo "==> all tests passed"
