@@ -20,6 +20,7 @@ use sqlx::postgres::PgRow;
 
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
+use crate::run::{RunQuery, RunScalar};
 
 crate::queries::named_queries!(pub(crate) struct AdminQueries {
     admin_list_instances,
@@ -209,9 +210,8 @@ impl PostgresProvider {
             .bind(ids)
             .bind(options.keep_last.map(i64::from))
             .bind(cutoff_param(options.completed_before))
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error(operation, e))?;
+            .fetch_one_on(self, operation)
+            .await?;
         Ok(PruneResult {
             instances_processed: count(&row, "instances", operation)?,
             executions_deleted: count(&row, "executions", operation)?,
@@ -226,9 +226,8 @@ impl ProviderAdmin for PostgresProvider {
         const OP: &str = "list_instances";
         let rows = self
             .query(&self.admin_q.admin_list_instances)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         strings(rows, OP)
     }
 
@@ -237,9 +236,8 @@ impl ProviderAdmin for PostgresProvider {
         let rows = self
             .query(&self.admin_q.admin_list_instances_by_status)
             .bind(status)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         strings(rows, OP)
     }
 
@@ -248,9 +246,8 @@ impl ProviderAdmin for PostgresProvider {
         let ids: Vec<i64> = self
             .scalar(&self.admin_q.admin_list_executions)
             .bind(instance)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         Ok(ids.into_iter().map(|id| id.max(0) as u64).collect())
     }
 
@@ -264,9 +261,8 @@ impl ProviderAdmin for PostgresProvider {
             .query(&self.admin_q.admin_history)
             .bind(instance)
             .bind(execution_param(execution_id))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         decode_history(rows, instance, OP)
     }
 
@@ -275,9 +271,8 @@ impl ProviderAdmin for PostgresProvider {
         let rows = self
             .query(&self.admin_q.admin_history_latest)
             .bind(instance)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         decode_history(rows, instance, OP)
     }
 
@@ -286,9 +281,8 @@ impl ProviderAdmin for PostgresProvider {
         let id: i64 = self
             .scalar(&self.admin_q.admin_latest_execution_id)
             .bind(instance)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_one_on(self, OP)
+            .await?;
         Ok(id.max(1) as u64)
     }
 
@@ -297,9 +291,8 @@ impl ProviderAdmin for PostgresProvider {
         let row = self
             .query(&self.admin_q.admin_instance_info)
             .bind(instance)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?
+            .fetch_optional_on(self, OP)
+            .await?
             .ok_or_else(|| {
                 ProviderError::permanent(OP, format!("Instance {instance} not found"))
             })?;
@@ -330,9 +323,8 @@ impl ProviderAdmin for PostgresProvider {
             .query(&self.admin_q.admin_execution_info)
             .bind(instance)
             .bind(execution_param(execution_id))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?
+            .fetch_optional_on(self, OP)
+            .await?
             .ok_or_else(|| {
                 ProviderError::permanent(
                     OP,
@@ -357,9 +349,8 @@ impl ProviderAdmin for PostgresProvider {
         const OP: &str = "get_system_metrics";
         let row = self
             .query(&self.admin_q.admin_system_metrics)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_one_on(self, OP)
+            .await?;
         Ok(SystemMetrics {
             total_instances: count(&row, "total_instances", OP)?,
             total_executions: count(&row, "total_executions", OP)?,
@@ -374,9 +365,8 @@ impl ProviderAdmin for PostgresProvider {
         const OP: &str = "get_queue_depths";
         let row = self
             .query(&self.admin_q.admin_queue_depths)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_one_on(self, OP)
+            .await?;
         Ok(QueueDepths {
             orchestrator_queue: count(&row, "orchestrator", OP)? as usize,
             worker_queue: count(&row, "worker", OP)? as usize,
@@ -390,9 +380,8 @@ impl ProviderAdmin for PostgresProvider {
         let rows = self
             .query(&self.admin_q.admin_list_children)
             .bind(instance_id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         strings(rows, OP)
     }
 
@@ -401,9 +390,8 @@ impl ProviderAdmin for PostgresProvider {
         let parent: Option<Option<String>> = self
             .scalar(&self.admin_q.admin_parent_id)
             .bind(instance_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_optional_on(self, OP)
+            .await?;
         parent.ok_or_else(|| {
             ProviderError::permanent(OP, format!("Instance {instance_id} not found"))
         })
@@ -414,9 +402,8 @@ impl ProviderAdmin for PostgresProvider {
         let rows = self
             .query(&self.admin_q.admin_instance_tree)
             .bind(instance_id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .fetch_all_on(self, OP)
+            .await?;
         Ok(InstanceTree {
             root_id: instance_id.to_string(),
             all_ids: strings(rows, OP)?,
@@ -452,9 +439,8 @@ impl ProviderAdmin for PostgresProvider {
             .bind(filter.instance_ids.as_deref())
             .bind(cutoff_param(filter.completed_before))
             .bind(i64::from(filter.limit.unwrap_or(DEFAULT_BULK_LIMIT)))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(DELETE_BULK, e))?;
+            .fetch_all_on(self, DELETE_BULK)
+            .await?;
         let roots = strings(rows, DELETE_BULK)?;
 
         // One transaction per tree keeps each short; a tree is all-or-nothing.
@@ -511,9 +497,8 @@ impl ProviderAdmin for PostgresProvider {
             .bind(filter.instance_ids.as_deref())
             .bind(cutoff_param(filter.completed_before))
             .bind(i64::from(filter.limit.unwrap_or(DEFAULT_BULK_LIMIT)))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(PRUNE_BULK, e))?;
+            .fetch_all_on(self, PRUNE_BULK)
+            .await?;
         let ids = strings(rows, PRUNE_BULK)?;
         if ids.is_empty() {
             return Ok(PruneResult::default());

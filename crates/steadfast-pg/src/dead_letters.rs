@@ -9,6 +9,7 @@ use sqlx::postgres::PgRow;
 use crate::diagnostics::QueueKind;
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
+use crate::run::RunQuery;
 
 /// One dead-lettered message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -81,9 +82,8 @@ impl PostgresProvider {
             .bind(&filter.instance_id)
             .bind(filter.after_id)
             .bind(i64::from(filter.limit.unwrap_or(100)))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error("list_dead_letters", e))?;
+            .fetch_all_on(self, "list_dead_letters")
+            .await?;
         Ok(rows.iter().map(decode).collect())
     }
 
@@ -91,9 +91,8 @@ impl PostgresProvider {
         let row = self
             .query(&self.q.dead_letter_get)
             .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error("get_dead_letter", e))?;
+            .fetch_optional_on(self, "get_dead_letter")
+            .await?;
         Ok(row.as_ref().map(decode))
     }
 
@@ -138,9 +137,8 @@ impl PostgresProvider {
             .query(&self.q.dead_letters_purge)
             .bind(&filter.instance_id)
             .bind(filter.dead_before_ms.map(|v| v as f64))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| db_error("purge_dead_letters", e))?;
+            .execute_on(self, "purge_dead_letters")
+            .await?;
         Ok(done.rows_affected())
     }
 }

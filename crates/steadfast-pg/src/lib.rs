@@ -32,6 +32,7 @@ mod provider;
 mod provider_trait;
 mod queries;
 mod reads;
+mod run;
 mod schema;
 mod token;
 mod turn;

@@ -1,6 +1,8 @@
 //! Versioned, embedded migrations. Each runs once, in order, inside one transaction that
 //! holds a per-schema advisory lock, so any number of processes may start at once.
 //! An applied migration whose text changed is an error, never silently re-run.
+//! No statement here is prepared by name, so migrations also run through a
+//! transaction-mode pooler.
 
 use sqlx::{Executor, PgPool, Row};
 
@@ -45,6 +47,7 @@ pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Resu
     let q = MigrateQueries::render(schema);
     let mut tx = pool.begin().await.map_err(fail)?;
     sqlx::query(&q.migrate_lock)
+        .persistent(false)
         .bind(schema.as_str())
         .execute(&mut *tx)
         .await
@@ -57,15 +60,18 @@ pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Resu
             .await
             .map_err(fail)?;
     }
-    let applied: Vec<(i32, String)> =
-        match sqlx::query(&q.migrate_applied).fetch_all(&mut *tx).await {
-            Ok(rows) => rows
-                .iter()
-                .map(|r| (r.get::<i32, _>(0), r.get::<String, _>(1)))
-                .collect(),
-            Err(_) if !apply => Vec::new(),
-            Err(e) => return Err(fail(e)),
-        };
+    let applied: Vec<(i32, String)> = match sqlx::query(&q.migrate_applied)
+        .persistent(false)
+        .fetch_all(&mut *tx)
+        .await
+    {
+        Ok(rows) => rows
+            .iter()
+            .map(|r| (r.get::<i32, _>(0), r.get::<String, _>(1)))
+            .collect(),
+        Err(_) if !apply => Vec::new(),
+        Err(e) => return Err(fail(e)),
+    };
     for m in MIGRATIONS {
         let sql = render_sql(m.sql, schema);
         let sum = checksum(m.sql);
@@ -90,6 +96,7 @@ pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Resu
             .await
             .map_err(|e| fail(format!("{:04}_{}: {e}", m.version, m.name)))?;
         sqlx::query(&q.migrate_record)
+            .persistent(false)
             .bind(m.version)
             .bind(m.name)
             .bind(&sum)

@@ -25,6 +25,7 @@ use sqlx::{Postgres, Row, Transaction};
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
+use crate::run::{RunQuery, RunScalar};
 use crate::token::new_token;
 use crate::turn::{TurnWrite, poison_details};
 
@@ -88,11 +89,11 @@ impl PostgresProvider {
                 ClaimOutcome::Empty => {}
             }
             let next_visible: Option<f64> = match wake {
-                Some(_) => self
-                    .scalar(&self.q.orch_next_visible)
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| db_error(FETCH, e))?,
+                Some(_) => {
+                    self.scalar(&self.q.orch_next_visible)
+                        .fetch_one_on(self, FETCH)
+                        .await?
+                }
                 None => None,
             };
             if !self.wait_for_work(&mut wake, deadline, next_visible).await {
@@ -136,13 +137,17 @@ impl PostgresProvider {
         let started = Instant::now();
         let mut tries = 0u32;
         loop {
+            // Every round re-reads the candidates (and the clock); a round ends after two
+            // failed tries in a row, since under contention its list goes stale quickly.
             let candidates = self.orchestration_candidates(bounds).await?;
             if candidates.is_empty() {
                 return Ok(ClaimOutcome::Empty);
             }
-            for instance in candidates {
-                if tries >= claim.max_claim_attempts
-                    || started.elapsed() >= claim.max_claim_duration
+            for instance in candidates.iter().take(2) {
+                // The first try always happens, however long the candidate query took.
+                if tries > 0
+                    && (tries >= claim.max_claim_attempts
+                        || started.elapsed() >= claim.max_claim_duration)
                 {
                     let bound = if tries >= claim.max_claim_attempts {
                         "tries"
@@ -163,7 +168,7 @@ impl PostgresProvider {
                     return Ok(ClaimOutcome::Exhausted);
                 }
                 tries += 1;
-                if let Some(item) = self.try_claim_instance(&instance, lock_timeout).await? {
+                if let Some(item) = self.try_claim_instance(instance, lock_timeout).await? {
                     return Ok(ClaimOutcome::Claimed(item));
                 }
             }
@@ -196,9 +201,8 @@ impl PostgresProvider {
             .bind(max[0])
             .bind(max[1])
             .bind(max[2])
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(FETCH, e))?;
+            .fetch_all_on(self, FETCH)
+            .await?;
         let mut distinct: Vec<String> = Vec::new();
         let mut missing = Vec::new();
         for row in rows {
@@ -213,9 +217,8 @@ impl PostgresProvider {
         for id in missing {
             self.query(&self.q.orch_lease_ensure)
                 .bind(&id)
-                .execute(&self.pool)
-                .await
-                .map_err(|e| db_error(FETCH, e))?;
+                .execute_on(self, FETCH)
+                .await?;
         }
         Ok(spread_over_blocks(
             distinct,
@@ -602,9 +605,8 @@ impl PostgresProvider {
             .query(&self.q.orch_lease_renew)
             .bind(lock_token)
             .bind(millis(extend_for))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .execute_on(self, OP)
+            .await?;
         if done.rows_affected() == 0 {
             return Err(ProviderError::permanent(
                 OP,

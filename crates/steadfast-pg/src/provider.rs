@@ -90,19 +90,22 @@ impl PostgresProvider {
         };
         let q = Queries::render(&schema);
         // Open the kept connections now and touch the queue tables on each, so neither
-        // connection set-up nor post-migration cache rebuilds land inside a claim.
+        // connection set-up nor post-migration cache rebuilds land inside a claim (each in
+        // a transaction, which pins one server connection behind a pooler).
         let warm = |pool: PgPool, sql: String| async move {
-            let mut conn = pool.acquire().await?;
-            sqlx::query(&sql).execute(&mut *conn).await.map(|_| conn)
+            let mut tx = pool.begin().await?;
+            sqlx::query(&sql)
+                .persistent(false)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await
         };
         let (a, b) = tokio::join!(
             warm(pool.clone(), q.warm_up.clone()),
             warm(pool.clone(), q.warm_up.clone())
         );
-        drop((
-            a.map_err(|e| SetupError::Connect(redact(&e.to_string())))?,
-            b.map_err(|e| SetupError::Connect(redact(&e.to_string())))?,
-        ));
+        a.map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        b.map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
         Ok(Self {
             q,
             admin_q: AdminQueries::render(&schema),

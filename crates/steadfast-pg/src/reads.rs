@@ -8,6 +8,7 @@ use sqlx::Row;
 
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
+use crate::run::{RunQuery, RunScalar};
 
 impl PostgresProvider {
     pub(crate) async fn latest_execution(
@@ -18,9 +19,8 @@ impl PostgresProvider {
         let id: i64 = self
             .scalar(&self.q.latest_execution_id)
             .bind(instance)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error(operation, e))?;
+            .fetch_one_on(self, operation)
+            .await?;
         Ok(id as u64)
     }
 
@@ -35,9 +35,8 @@ impl PostgresProvider {
             .query(&self.q.history_load)
             .bind(instance)
             .bind(execution_id as i64)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error(operation, e))?;
+            .fetch_all_on(self, operation)
+            .await?;
         rows.iter()
             .enumerate()
             .map(|(position, row)| {
@@ -74,9 +73,8 @@ impl PostgresProvider {
             .query(&self.q.custom_status_get)
             .bind(instance)
             .bind(last_seen_version as i64)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error("get_custom_status", e))?;
+            .fetch_optional_on(self, "get_custom_status")
+            .await?;
         Ok(row.map(|r| (r.get(0), r.get::<i64, _>(1) as u64)))
     }
 
@@ -89,9 +87,8 @@ impl PostgresProvider {
             .query(&self.q.kv_get)
             .bind(instance)
             .bind(key)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error("get_kv_value", e))?;
+            .fetch_one_on(self, "get_kv_value")
+            .await?;
         let in_delta: bool = row.get(0);
         Ok(if in_delta { row.get(1) } else { row.get(2) })
     }
@@ -103,9 +100,8 @@ impl PostgresProvider {
         let rows = self
             .query(&self.q.kv_get_all)
             .bind(instance)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| db_error("get_kv_all_values", e))?;
+            .fetch_all_on(self, "get_kv_all_values")
+            .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
@@ -114,9 +110,8 @@ impl PostgresProvider {
         let Some(row) = self
             .query(&self.q.instance_stats)
             .bind(instance)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?
+            .fetch_optional_on(self, OP)
+            .await?
         else {
             return Ok(None);
         };
@@ -149,9 +144,8 @@ impl PostgresProvider {
         let n: i32 = self
             .scalar(&self.q.max_attempt_count)
             .bind(instance)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| db_error("max_attempt_count", e))?;
+            .fetch_one_on(self, "max_attempt_count")
+            .await?;
         Ok(n.max(0) as u32)
     }
 }

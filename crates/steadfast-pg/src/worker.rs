@@ -13,6 +13,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::orchestration::{ClaimOutcome, millis};
 use crate::provider::PostgresProvider;
+use crate::run::{RunQuery, RunScalar};
 use crate::token::new_token;
 use crate::turn::activity_poison_details;
 
@@ -126,11 +127,11 @@ impl PostgresProvider {
                 ClaimOutcome::Empty => {}
             }
             let next_visible: Option<f64> = match wake {
-                Some(_) => self
-                    .scalar(&self.q.worker_next_visible)
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(|e| db_error(FETCH, e))?,
+                Some(_) => {
+                    self.scalar(&self.q.worker_next_visible)
+                        .fetch_one_on(self, FETCH)
+                        .await?
+                }
                 None => None,
             };
             if !self.wait_for_work(&mut wake, deadline, next_visible).await {
@@ -150,7 +151,11 @@ impl PostgresProvider {
         let started = Instant::now();
         let mut tries = 0u32;
         loop {
-            if tries >= claim.max_claim_attempts || started.elapsed() >= claim.max_claim_duration {
+            // The first try always happens, however long acquiring a connection took.
+            if tries > 0
+                && (tries >= claim.max_claim_attempts
+                    || started.elapsed() >= claim.max_claim_duration)
+            {
                 self.diagnostics.emit(
                     Diagnostic::new(
                         DiagnosticKind::ClaimExhausted,
@@ -515,9 +520,8 @@ impl PostgresProvider {
             .bind(token)
             .bind(delay.map(millis))
             .bind(ignore_attempt)
-            .execute(&self.pool)
-            .await
-            .map_err(|e| db_error(OP, e))?;
+            .execute_on(self, OP)
+            .await?;
         if done.rows_affected() == 0 {
             return Err(ProviderError::permanent(
                 OP,
@@ -541,18 +545,16 @@ impl PostgresProvider {
             .bind(owner_ids)
             .bind(millis(extend_for))
             .bind(millis(idle_timeout))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| db_error("renew_session_lock", e))?;
+            .execute_on(self, "renew_session_lock")
+            .await?;
         Ok(done.rows_affected() as usize)
     }
 
     pub(crate) async fn cleanup_sessions(&self) -> Result<usize, ProviderError> {
         let done = self
             .query(&self.q.session_cleanup)
-            .execute(&self.pool)
-            .await
-            .map_err(|e| db_error("cleanup_orphaned_sessions", e))?;
+            .execute_on(self, "cleanup_orphaned_sessions")
+            .await?;
         Ok(done.rows_affected() as usize)
     }
 }

@@ -38,36 +38,67 @@ pub async fn admin_pool() -> sqlx::PgPool {
         .expect("test database reachable (set STEADFAST_TEST_DATABASE_URL)")
 }
 
+/// Run one statement in its own transaction (so it also works through a
+/// transaction-mode pooler, see src/run.rs). `bind` is an optional text parameter.
+pub async fn admin_exec(pool: &sqlx::PgPool, sql: &str, bind: Option<&str>) {
+    let mut tx = pool.begin().await.unwrap();
+    let mut q = sqlx::query(sql).persistent(false);
+    if let Some(b) = bind {
+        q = q.bind(b.to_string());
+    }
+    q.execute(&mut *tx).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
 /// Drop a test schema and, opportunistically, test schemas left behind more than an hour
 /// ago by runs that crashed before cleaning up.
 pub async fn drop_schema(schema: &str) {
     let pool = admin_pool().await;
-    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
-        .execute(&pool)
-        .await;
+    admin_exec(
+        &pool,
+        &format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"),
+        None,
+    )
+    .await;
     let cutoff = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
         - 3600;
+    let mut tx = pool.begin().await.unwrap();
     let stale: Vec<String> =
         sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'sft\\_%'")
-            .fetch_all(&pool)
+            .persistent(false)
+            .fetch_all(&mut *tx)
             .await
             .unwrap_or_default();
+    tx.commit().await.unwrap();
     for s in stale {
         let ts = s.split('_').nth(1).and_then(|t| t.parse::<u64>().ok());
         if ts.is_some_and(|t| t < cutoff) {
-            let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{s}\" CASCADE"))
-                .execute(&pool)
-                .await;
+            admin_exec(
+                &pool,
+                &format!("DROP SCHEMA IF EXISTS \"{s}\" CASCADE"),
+                None,
+            )
+            .await;
         }
     }
     pool.close().await;
 }
 
+/// The URL session-free providers use: a transaction-mode PgBouncer when
+/// STEADFAST_TEST_PGBOUNCER_URL is set (CI sets it), else the database itself.
+pub fn session_free_url() -> String {
+    std::env::var("STEADFAST_TEST_PGBOUNCER_URL").unwrap_or_else(|_| database_url())
+}
+
 pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
-    let mut o = ProviderOptions::new(database_url()).with_schema(schema);
+    let url = match polling {
+        PollingMode::SessionFree => session_free_url(),
+        PollingMode::Listen => database_url(),
+    };
+    let mut o = ProviderOptions::new(url).with_schema(schema);
     o.max_connections = 5;
     o.polling = polling;
     o
@@ -151,14 +182,11 @@ impl ProviderFactory for ValidationFactory {
 
     async fn corrupt_instance_history(&self, instance: &str) {
         let pool = admin_pool().await;
-        sqlx::query(&format!(
+        let sql = format!(
             "UPDATE \"{}\".history SET event_data = '{{\"type\":\"FromTheFuture\"}}' WHERE instance_id = $1",
             self.current_schema()
-        ))
-        .bind(instance)
-        .execute(&pool)
-        .await
-        .unwrap();
+        );
+        admin_exec(&pool, &sql, Some(instance)).await;
         pool.close().await;
     }
 

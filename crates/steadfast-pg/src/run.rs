@@ -1,0 +1,173 @@
+//! The one place a standalone statement (one outside a claim or ack transaction) is run.
+//!
+//! In [`PollingMode::SessionFree`](crate::PollingMode) every statement runs inside its own
+//! transaction: sqlx sends an unnamed statement's Parse/Describe and its Bind/Execute in
+//! separate round trips, and a transaction-mode pooler (PgBouncer) may route them to
+//! different server connections unless a transaction pins one. Found by running the
+//! validation suite through PgBouncer 1.18 in transaction mode.
+
+use futures_core::future::BoxFuture;
+use sqlx::postgres::{PgArguments, PgQueryResult, PgRow};
+use sqlx::query::{Query, QueryScalar};
+use sqlx::{Decode, Postgres, Type};
+
+use duroxide::providers::ProviderError;
+
+use crate::error::db_error;
+use crate::provider::PostgresProvider;
+
+macro_rules! run_standalone {
+    ($p:expr, $op:expr, |$exec:ident| $body:expr) => {{
+        if $p.session_free() {
+            let mut tx = $p.pool.begin().await.map_err(|e| db_error($op, e))?;
+            let out = {
+                let $exec = &mut *tx;
+                $body.await.map_err(|e| db_error($op, e))?
+            };
+            tx.commit().await.map_err(|e| db_error($op, e))?;
+            Ok(out)
+        } else {
+            let $exec = &$p.pool;
+            $body.await.map_err(|e| db_error($op, e))
+        }
+    }};
+}
+
+pub(crate) trait RunQuery<'q> {
+    fn fetch_all_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<PgRow>, ProviderError>>
+    where
+        'q: 'a;
+    fn fetch_optional_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PgRow>, ProviderError>>
+    where
+        'q: 'a;
+    fn fetch_one_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<PgRow, ProviderError>>
+    where
+        'q: 'a;
+    fn execute_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<PgQueryResult, ProviderError>>
+    where
+        'q: 'a;
+}
+
+impl<'q> RunQuery<'q> for Query<'q, Postgres, PgArguments> {
+    fn fetch_all_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<PgRow>, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_all(e)) })
+    }
+
+    fn fetch_optional_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PgRow>, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_optional(e)) })
+    }
+
+    fn fetch_one_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<PgRow, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_one(e)) })
+    }
+
+    fn execute_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<PgQueryResult, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.execute(e)) })
+    }
+}
+
+pub(crate) trait RunScalar<'q, O> {
+    fn fetch_one_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<O, ProviderError>>
+    where
+        'q: 'a;
+    fn fetch_optional_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Option<O>, ProviderError>>
+    where
+        'q: 'a;
+    fn fetch_all_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<O>, ProviderError>>
+    where
+        'q: 'a;
+}
+
+impl<'q, O> RunScalar<'q, O> for QueryScalar<'q, Postgres, O, PgArguments>
+where
+    O: Send + Unpin + for<'r> Decode<'r, Postgres> + Type<Postgres> + 'q,
+{
+    fn fetch_one_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<O, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_one(e)) })
+    }
+
+    fn fetch_optional_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Option<O>, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_optional(e)) })
+    }
+
+    fn fetch_all_on<'a>(
+        self,
+        p: &'a PostgresProvider,
+        op: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<O>, ProviderError>>
+    where
+        'q: 'a,
+    {
+        Box::pin(async move { run_standalone!(p, op, |e| self.fetch_all(e)) })
+    }
+}
