@@ -28,6 +28,7 @@ mod migrate;
 mod options;
 mod orchestration;
 mod poison;
+mod polling;
 mod provider;
 mod provider_trait;
 mod queries;

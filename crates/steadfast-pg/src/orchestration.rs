@@ -24,8 +24,9 @@ use sqlx::{Postgres, Row, Transaction};
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
+use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
-use crate::run::{RunQuery, RunScalar};
+use crate::run::RunQuery;
 use crate::token::new_token;
 use crate::turn::{TurnWrite, poison_details};
 
@@ -33,14 +34,6 @@ const FETCH: &str = "fetch_orchestration_item";
 const ACK: &str = "ack_orchestration_item";
 
 pub(crate) type FetchedItem = (OrchestrationItem, String, u32);
-
-pub(crate) enum ClaimOutcome<T> {
-    Claimed(T),
-    /// Nothing eligible right now.
-    Empty,
-    /// Candidates existed but the bounded tries or time ran out.
-    Exhausted,
-}
 
 /// A version-range filter as bound parameters: (on, min, max).
 type VersionBounds = (bool, [i32; 3], [i32; 3]);
@@ -75,57 +68,10 @@ impl PostgresProvider {
         let Some(bounds) = version_bounds(filter) else {
             return Ok(None);
         };
-        let mut wake = self.wake_receiver();
-        let deadline = Instant::now()
-            + if wake.is_some() {
-                poll_timeout
-            } else {
-                Duration::ZERO
-            };
-        loop {
-            match self.claim_orchestration(lock_timeout, bounds).await? {
-                ClaimOutcome::Claimed(item) => return Ok(Some(item)),
-                ClaimOutcome::Exhausted => return Ok(None),
-                ClaimOutcome::Empty => {}
-            }
-            let next_visible: Option<f64> = match wake {
-                Some(_) => {
-                    self.scalar(&self.q.orch_next_visible)
-                        .fetch_one_on(self, FETCH)
-                        .await?
-                }
-                None => None,
-            };
-            if !self.wait_for_work(&mut wake, deadline, next_visible).await {
-                return Ok(None);
-            }
-        }
-    }
-
-    /// Sleep until the deadline, the next known visibility time, the recheck interval or
-    /// an enqueue notification, whichever is first. False when the deadline has passed.
-    pub(crate) async fn wait_for_work(
-        &self,
-        wake: &mut Option<tokio::sync::watch::Receiver<u64>>,
-        deadline: Instant,
-        next_visible_ms: Option<f64>,
-    ) -> bool {
-        let now = Instant::now();
-        let Some(rx) = wake.as_mut() else {
-            return false;
-        };
-        if now >= deadline {
-            return false;
-        }
-        let mut wait = (deadline - now).min(self.options.claim.long_poll_recheck);
-        if let Some(ms) = next_visible_ms {
-            wait = wait.min(Duration::from_secs_f64((ms.max(0.0) + 1.0) / 1000.0));
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = rx.changed() => {}
-        }
-        true
+        self.poll(FETCH, poll_timeout, &self.q.orch_next_visible, || {
+            self.claim_orchestration(lock_timeout, bounds)
+        })
+        .await
     }
 
     async fn claim_orchestration(

@@ -11,9 +11,10 @@ use sqlx::{Postgres, Row, Transaction};
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
-use crate::orchestration::{ClaimOutcome, millis};
+use crate::orchestration::millis;
+use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
-use crate::run::{RunQuery, RunScalar};
+use crate::run::RunQuery;
 use crate::token::new_token;
 use crate::turn::activity_poison_details;
 
@@ -113,31 +114,10 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        let mut wake = self.wake_receiver();
-        let deadline = Instant::now()
-            + if wake.is_some() {
-                poll_timeout
-            } else {
-                Duration::ZERO
-            };
-        loop {
-            match self.claim_work(lock_timeout, session, &tags).await? {
-                ClaimOutcome::Claimed(item) => return Ok(Some(item)),
-                ClaimOutcome::Exhausted => return Ok(None),
-                ClaimOutcome::Empty => {}
-            }
-            let next_visible: Option<f64> = match wake {
-                Some(_) => {
-                    self.scalar(&self.q.worker_next_visible)
-                        .fetch_one_on(self, FETCH)
-                        .await?
-                }
-                None => None,
-            };
-            if !self.wait_for_work(&mut wake, deadline, next_visible).await {
-                return Ok(None);
-            }
-        }
+        self.poll(FETCH, poll_timeout, &self.q.worker_next_visible, || {
+            self.claim_work(lock_timeout, session, &tags)
+        })
+        .await
     }
 
     async fn claim_work(

@@ -257,37 +257,41 @@ async fn lease_is_stamped_by_the_database_clock_at_the_end_of_the_claim() {
     .unwrap();
 
     let lock_timeout = Duration::from_secs(5);
-    let began = Instant::now();
+    let db_ms = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 WHERE $1 <> ''";
+    let before_ms = h.sql_f64(db_ms, "x").await;
     let (item, token, _) = p
         .fetch_orchestration_item(lock_timeout, Duration::ZERO, None)
         .await
         .unwrap()
         .unwrap();
-    let claim_took = began.elapsed();
+    let after_ms = h.sql_f64(db_ms, "x").await;
     assert_eq!(item.history.len(), 20_000);
-    let remaining_ms = h
+    let locked_at_ms = h
         .sql_f64(
-            "SELECT (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            "SELECT (EXTRACT(EPOCH FROM locked_at) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
             &token,
         )
         .await;
-    let started_ago_ms = h
+    let length_ms = h
         .sql_f64(
-            "SELECT (EXTRACT(EPOCH FROM (clock_timestamp() - locked_at)) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            "SELECT (EXTRACT(EPOCH FROM (locked_until - locked_at)) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
             &token,
         )
         .await;
+    let span = after_ms - before_ms;
+    let offset = locked_at_ms - before_ms;
     println!(
-        "claim took {claim_took:?}; lease remaining {remaining_ms:.0} ms; started {started_ago_ms:.0} ms ago"
+        "claim span {span:.0} ms (database clock); lease started {offset:.0} ms into it, length {length_ms:.0} ms"
     );
-    // A lease computed when the claim began would have lost the claim's duration.
+    // Loading 20 000 events dominates the claim. A lease computed when the claim began
+    // would start near 0 ms into the span and be short by the load time on return.
     assert!(
-        remaining_ms >= lock_timeout.as_millis() as f64 - 250.0,
-        "lease had only {remaining_ms} ms left after a {claim_took:?} claim"
+        offset >= span * 0.5,
+        "lease started {offset} ms into a {span} ms claim"
     );
     assert!(
-        started_ago_ms < claim_took.as_millis() as f64 / 2.0 + 250.0,
-        "lease started {started_ago_ms} ms ago, before the claim finished"
+        (length_ms - lock_timeout.as_millis() as f64).abs() < 1.0,
+        "{length_ms}"
     );
     h.drop().await;
 }
@@ -412,7 +416,14 @@ async fn fanout_spreads_claims_over_the_oldest_candidates_and_keeps_instance_ord
 /// two fetchers, and fan-out lets most fetchers succeed on their first pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_fetchers_never_share_an_instance() {
-    let h = Harness::new("contention", |o| o.max_connections = 40).await;
+    // Generous bounds: this test is about exclusivity under contention; the bounds have
+    // their own test, and a loaded machine must not turn slowness into a failure here.
+    let h = Harness::new("contention", |o| {
+        o.max_connections = 40;
+        o.claim.max_claim_attempts = 64;
+        o.claim.max_claim_duration = Duration::from_secs(30);
+    })
+    .await;
     for i in 0..48 {
         h.provider
             .enqueue_for_orchestrator(start(&format!("c{i}")), None)
@@ -453,7 +464,10 @@ async fn concurrent_fetchers_never_share_an_instance() {
     for d in drain(&mut diags) {
         println!("{d}");
     }
-    assert!(claimed >= 24, "only {claimed} of 32 fetches succeeded");
+    assert_eq!(
+        claimed, 32,
+        "every fetch must claim one of the 48 ready instances"
+    );
     h.drop().await;
 }
 
