@@ -19,10 +19,7 @@ echo "==> example app (embedded SQLite, then PostgreSQL)"
 ./scripts/example.sh
 ./scripts/example.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
 
-# ---------------------------------------------------------------------------
-# Node tests: TODO(node) - add them here once the Node binding exists, e.g.
-#   echo "==> npm test"
-#   (cd <binding dir> && npm test)
-# ---------------------------------------------------------------------------
+echo "==> Node binding: npm test"
+./scripts/node-test.sh
 
 echo "==> all tests passed"

@@ -1,0 +1,76 @@
+// Shared helpers for the node:test suites.
+import { createRequire } from 'node:module'
+import { randomBytes } from 'node:crypto'
+
+// duroxide installs a process-wide log subscriber on the first start(); keep test output to
+// errors unless the caller asks for more (e.g. RUST_LOG=warn npm test).
+process.env.RUST_LOG ??= 'error'
+
+const require = createRequire(import.meta.url)
+export const steadfast = require('../lib/index.js')
+
+export const DATABASE_URL = process.env.STEADFAST_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+
+/** Runtime options that keep tests fast: short polling, quiet logs. */
+export const FAST = Object.freeze({ dispatcherPollIntervalMs: 10, logLevel: 'error', logFormat: 'compact' })
+
+export function uid(prefix = 'i') {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** Poll `fn` until it returns a truthy value or `timeoutMs` passes. */
+export async function until(fn, timeoutMs = 10_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(20)
+  }
+}
+
+/** A PostgreSQL schema of its own for one test file, dropped by `drop()`. */
+export async function pgSchema(label) {
+  const schema = `sf_node_${label}_${randomBytes(4).toString('hex')}`
+  return {
+    schema,
+    async drop() {
+      const pg = require('pg')
+      const client = new pg.Client({ connectionString: DATABASE_URL })
+      await client.connect()
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}
+
+/** Backends every workflow suite runs on. */
+export function backends(label) {
+  return [
+    {
+      name: 'sqlite',
+      async open() {
+        return { provider: await steadfast.SqliteProvider.inMemory(), async cleanup() {} }
+      },
+    },
+    {
+      name: 'postgres',
+      async open() {
+        const s = await pgSchema(label)
+        const provider = await steadfast.PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema: s.schema, maxConnections: 4 })
+        return {
+          provider,
+          async cleanup() {
+            await provider.close()
+            await s.drop()
+          },
+        }
+      },
+    },
+  ]
+}

@@ -1,0 +1,294 @@
+'use strict'
+
+const { Client } = require('./client')
+const { callSync, typeError, rangeError } = require('./errors')
+const { encode } = require('./json')
+const { requireString, requireNonNegativeInt, requireSemver, describeValue } = require('./options')
+
+const DESCRIPTOR = Symbol('steadfast.task.descriptor')
+const MAX_DELAY_MS = 0xffff_ffff
+
+/**
+ * A durable task. Created by an OrchestrationContext method and `yield`ed by the generator;
+ * the yield evaluates to the task's result (or throws its error).
+ */
+class ScheduledTask {
+  constructor(descriptor) {
+    this[DESCRIPTOR] = descriptor
+  }
+
+  /** Route an activity to workers whose tag filter accepts `tag`. */
+  withTag(tag) {
+    if (this[DESCRIPTOR].type !== 'activity') {
+      throw typeError('ERR_INVALID_ARG_VALUE', 'withTag() applies only to scheduleActivity() tasks')
+    }
+    requireString('tag', tag)
+    this[DESCRIPTOR] = { ...this[DESCRIPTOR], tag }
+    return this
+  }
+}
+
+const COMPOSABLE = new Set(['activity', 'activityWithRetry', 'timer', 'waitEvent', 'subOrchestration', 'newGuid', 'utcNow'])
+
+function descriptorOf(task, where) {
+  if (!(task instanceof ScheduledTask)) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${where} must be a task created by an OrchestrationContext method (got ${describeValue(task)})`)
+  }
+  return task[DESCRIPTOR]
+}
+
+function composable(tasks, where) {
+  return tasks.map((t, i) => {
+    const d = descriptorOf(t, `${where}[${i}]`)
+    if (!COMPOSABLE.has(d.type)) {
+      throw typeError('ERR_INVALID_ARG_VALUE', `${where}[${i}]: ${d.type} tasks cannot be combined with all()/race()`)
+    }
+    return d
+  })
+}
+
+const BACKOFF_DEFAULTS = {
+  none: { kind: 'none' },
+  fixed: { kind: 'fixed', delayMs: 1000 },
+  linear: { kind: 'linear', baseMs: 100, maxMs: 30_000 },
+  exponential: { kind: 'exponential', baseMs: 100, multiplier: 2, maxMs: 30_000 },
+}
+
+function backoff(value) {
+  if (value === undefined) return undefined
+  if (typeof value === 'string') {
+    const b = BACKOFF_DEFAULTS[value]
+    if (!b) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff must be "none", "fixed", "linear", "exponential" or an object (got ${describeValue(value)})`)
+    return b
+  }
+  if (value === null || typeof value !== 'object') {
+    throw typeError('ERR_INVALID_ARG_TYPE', `retry.backoff must be a string or an object (got ${describeValue(value)})`)
+  }
+  const base = BACKOFF_DEFAULTS[value.kind]
+  if (!base) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff.kind must be "none", "fixed", "linear" or "exponential" (got ${describeValue(value.kind)})`)
+  const out = { ...base }
+  for (const key of Object.keys(value)) {
+    if (key === 'kind') continue
+    if (!(key in base)) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff.${key} is not an option of "${value.kind}" backoff`)
+    if (key === 'multiplier') {
+      if (typeof value.multiplier !== 'number' || !Number.isFinite(value.multiplier) || value.multiplier < 1 || value.multiplier > 100) {
+        throw rangeError(`retry.backoff.multiplier must be a number between 1 and 100 (got ${describeValue(value.multiplier)})`)
+      }
+      out.multiplier = value.multiplier
+    } else {
+      out[key] = requireNonNegativeInt(`retry.backoff.${key}`, value[key], MAX_DELAY_MS)
+    }
+  }
+  return out
+}
+
+function retryPolicy(retry) {
+  if (retry === null || typeof retry !== 'object') {
+    throw typeError('ERR_INVALID_ARG_TYPE', `retry must be an object like { maxAttempts: 3 } (got ${describeValue(retry)})`)
+  }
+  for (const key of Object.keys(retry)) {
+    if (!['maxAttempts', 'timeoutMs', 'backoff'].includes(key)) {
+      throw typeError('ERR_INVALID_ARG_VALUE', `retry.${key} is not a known option (maxAttempts, timeoutMs, backoff)`)
+    }
+  }
+  const { maxAttempts, timeoutMs } = retry
+  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
+    throw rangeError(`retry.maxAttempts must be an integer between 1 and 1000 (got ${describeValue(maxAttempts)})`)
+  }
+  const out = { maxAttempts }
+  if (timeoutMs !== undefined) out.timeoutMs = requireNonNegativeInt('retry.timeoutMs', timeoutMs, MAX_DELAY_MS)
+  const b = backoff(retry.backoff)
+  if (b) out.backoff = b
+  return out
+}
+
+/**
+ * What an orchestration generator sees. Scheduling methods return tasks to `yield`; the
+ * other methods act immediately and are only valid while the generator is running
+ * (synchronously, within its turn).
+ */
+class OrchestrationContext {
+  #native
+  #turn
+
+  constructor(nativeRuntime, turn, info) {
+    this.#native = nativeRuntime
+    this.#turn = turn
+    /** @readonly */ this.instanceId = info.instanceId
+    /** @readonly */ this.executionId = info.executionId
+    /** @readonly */ this.orchestrationName = info.name
+    /** @readonly */ this.orchestrationVersion = info.version
+    Object.freeze(this)
+  }
+
+  scheduleActivity(name, input) {
+    requireString('name', name)
+    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input') })
+  }
+
+  scheduleActivityWithRetry(name, input, retry) {
+    requireString('name', name)
+    return new ScheduledTask({ type: 'activityWithRetry', name, input: encode(input, 'input'), retry: retryPolicy(retry) })
+  }
+
+  scheduleTimer(delayMs) {
+    requireNonNegativeInt('delayMs', delayMs, MAX_DELAY_MS)
+    return new ScheduledTask({ type: 'timer', delayMs })
+  }
+
+  waitForEvent(name) {
+    requireString('name', name)
+    return new ScheduledTask({ type: 'waitEvent', name })
+  }
+
+  scheduleSubOrchestration(name, input, options) {
+    requireString('name', name)
+    const d = { type: 'subOrchestration', name, input: encode(input, 'input') }
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object') throw typeError('ERR_INVALID_ARG_TYPE', 'options must be an object')
+      for (const key of Object.keys(options)) {
+        if (key !== 'instanceId' && key !== 'version') throw typeError('ERR_INVALID_ARG_VALUE', `options.${key} is not a known option (instanceId, version)`)
+      }
+      if (options.instanceId !== undefined) d.instanceId = requireString('options.instanceId', options.instanceId)
+      if (options.version !== undefined) d.version = requireSemver('options.version', options.version)
+    }
+    return new ScheduledTask(d)
+  }
+
+  scheduleSubOrchestrationWithId(name, instanceId, input) {
+    return this.scheduleSubOrchestration(name, input, { instanceId })
+  }
+
+  newGuid() {
+    return new ScheduledTask({ type: 'newGuid' })
+  }
+
+  utcNow() {
+    return new ScheduledTask({ type: 'utcNow' })
+  }
+
+  continueAsNew(input, version) {
+    const d = { type: 'continueAsNew', input: encode(input, 'input') }
+    if (version !== undefined) d.version = requireSemver('version', version)
+    return new ScheduledTask(d)
+  }
+
+  all(tasks) {
+    if (!Array.isArray(tasks)) throw typeError('ERR_INVALID_ARG_TYPE', 'all() takes an array of tasks')
+    return new ScheduledTask({ type: 'all', tasks: composable(tasks, 'tasks') })
+  }
+
+  race(...tasks) {
+    const list = tasks.length === 1 && Array.isArray(tasks[0]) ? tasks[0] : tasks
+    if (list.length < 2) throw rangeError(`race() needs at least 2 tasks (got ${list.length})`)
+    return new ScheduledTask({ type: 'race', tasks: composable(list, 'tasks') })
+  }
+
+  setCustomStatus(status) {
+    if (typeof status !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'status must be a string')
+    callSync(() => this.#native.orchSetCustomStatus(this.#turn, status))
+  }
+
+  resetCustomStatus() {
+    callSync(() => this.#native.orchSetCustomStatus(this.#turn, null))
+  }
+
+  getCustomStatus() {
+    return callSync(() => this.#native.orchGetCustomStatus(this.#turn)) ?? null
+  }
+
+  setValue(key, value) {
+    requireString('key', key)
+    if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'value must be a string (JSON.stringify objects)')
+    callSync(() => this.#native.orchSetValue(this.#turn, key, value))
+  }
+
+  getValue(key) {
+    requireString('key', key)
+    return callSync(() => this.#native.orchGetValue(this.#turn, key)) ?? null
+  }
+
+  clearValue(key) {
+    requireString('key', key)
+    callSync(() => this.#native.orchClearValue(this.#turn, key))
+  }
+
+  isReplaying() {
+    return callSync(() => this.#native.orchIsReplaying(this.#turn))
+  }
+
+  traceInfo(message) {
+    this.#trace('info', message)
+  }
+
+  traceWarn(message) {
+    this.#trace('warn', message)
+  }
+
+  traceError(message) {
+    this.#trace('error', message)
+  }
+
+  traceDebug(message) {
+    this.#trace('debug', message)
+  }
+
+  #trace(level, message) {
+    callSync(() => this.#native.orchTrace(this.#turn, level, String(message)))
+  }
+}
+
+/** What an activity function sees while it runs. */
+class ActivityContext {
+  #native
+  #id
+
+  constructor(nativeRuntime, info) {
+    this.#native = nativeRuntime
+    this.#id = info.id
+    /** @readonly */ this.instanceId = info.instanceId
+    /** @readonly */ this.executionId = info.executionId
+    /** @readonly */ this.orchestrationName = info.orchestrationName
+    /** @readonly */ this.orchestrationVersion = info.orchestrationVersion
+    /** @readonly */ this.activityName = info.activityName
+    /** @readonly */ this.workerId = info.workerId
+    /** @readonly */ this.sessionId = info.sessionId ?? null
+    /** @readonly */ this.tag = info.tag ?? null
+    Object.freeze(this)
+  }
+
+  traceInfo(message) {
+    this.#trace('info', message)
+  }
+
+  traceWarn(message) {
+    this.#trace('warn', message)
+  }
+
+  traceError(message) {
+    this.#trace('error', message)
+  }
+
+  traceDebug(message) {
+    this.#trace('debug', message)
+  }
+
+  #trace(level, message) {
+    // Logging after the activity returned is ignored rather than thrown.
+    try {
+      this.#native.activityTrace(this.#id, level, String(message))
+    } catch {}
+  }
+
+  /** True once the orchestration no longer needs this result (terminal, or lost a race). */
+  isCancelled() {
+    return callSync(() => this.#native.activityIsCancelled(this.#id))
+  }
+
+  /** A Client on the runtime's provider. */
+  getClient() {
+    return Client._fromNative(callSync(() => this.#native.activityClient(this.#id)))
+  }
+}
+
+module.exports = { ScheduledTask, OrchestrationContext, ActivityContext, DESCRIPTOR }

@@ -1,0 +1,499 @@
+// Type definitions for steadfast (hand-written; the generated ../index.d.ts describes the
+// internal native layer only).
+
+import { EventEmitter } from 'node:events'
+
+/** Any value that survives `JSON.stringify` / `JSON.parse`. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/**
+ * Error raised by the native layer. `code` is stable:
+ * `ERR_STEADFAST_INVALID_ARGUMENT`, `ERR_STEADFAST_INVALID_OPTIONS`, `ERR_STEADFAST_REGISTRATION`,
+ * `ERR_STEADFAST_INVALID_STATE`, `ERR_STEADFAST_PROVIDER_OPEN`, `ERR_STEADFAST_PROVIDER`,
+ * `ERR_STEADFAST_TIMEOUT`, `ERR_STEADFAST_NOT_FOUND`, `ERR_STEADFAST_INSTANCE_RUNNING`,
+ * `ERR_STEADFAST_PANIC`.
+ *
+ * Argument and option validation happens in JS first and throws `TypeError` (codes
+ * `ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`) or `RangeError` (`ERR_OUT_OF_RANGE`) whose
+ * message names the field and the rule.
+ */
+export class SteadfastError extends Error {
+  readonly code: string
+}
+
+/** duroxide's limit on worker tags per filter. */
+export const MAX_WORKER_TAGS: 5
+/** duroxide's limit on the length of one tag, in UTF-8 bytes. */
+export const MAX_TAG_NAME_BYTES: 256
+
+// ---------------------------------------------------------------------------------------
+// Providers
+// ---------------------------------------------------------------------------------------
+
+/** duroxide's bundled SQLite provider. Create with {@link SqliteProvider.open} or {@link SqliteProvider.inMemory}. */
+export class SqliteProvider {
+  private constructor()
+  /**
+   * Open a SQLite database, creating the file and its parent directories if missing.
+   * @param path A file path or a `sqlite:` URL (`sqlite::memory:` for a private in-memory database).
+   */
+  static open(path: string): Promise<SqliteProvider>
+  /** A fresh private in-memory database (gone when the process exits). */
+  static inMemory(): Promise<SqliteProvider>
+  /** Always `"sqlite"`. */
+  readonly kind: 'sqlite'
+}
+
+/** Options of {@link PostgresProvider.connectWithOptions}. */
+export interface PostgresConnectOptions {
+  /** `postgres://` or `postgresql://` URL. Never echoed in errors or logs. */
+  url: string
+  /** Schema for all tables; created if missing. 1–63 of `[A-Za-z0-9_]`, not starting with a digit or `pg_`. Default `"steadfast"`. */
+  schema?: string
+  /** Pool size, 2–1000. Default 10 (or env `STEADFAST_PG_POOL_MAX`). */
+  maxConnections?: number
+  /** Wait for a pooled connection, 1–600000 ms. Default 10000. */
+  acquireTimeoutMs?: number
+  /** Server `lock_timeout` per statement, 1–600000 ms (not applied in `sessionFree` mode). Default 2000. */
+  statementLockTimeoutMs?: number
+  /** `"listen"`: long polling with LISTEN/NOTIFY (default). `"sessionFree"`: short polling, no session state (PgBouncer transaction mode). */
+  polling?: 'listen' | 'sessionFree'
+  /** Apply pending migrations on connect. Default true; when false, connecting fails unless the schema is current. */
+  runMigrations?: boolean
+}
+
+/**
+ * steadfast-pg, the PostgreSQL provider whose claims never block and whose poison
+ * dispositions survive lost leases.
+ *
+ * Claim options (fetch fan-out, claim bounds, redelivery backoff, the attempt ceiling) are
+ * runtime concerns and are set in {@link RuntimeOptions}: a {@link Runtime} started on a
+ * PostgresProvider opens its own pool on the same database and schema with those options
+ * merged in. Clients use this provider's pool.
+ */
+export class PostgresProvider {
+  private constructor()
+  /** Connect with default options, schema `"steadfast"`. */
+  static connect(databaseUrl: string): Promise<PostgresProvider>
+  /** Connect with default options in `schema` (created if missing). */
+  static connectWithSchema(databaseUrl: string, schema: string): Promise<PostgresProvider>
+  /** Connect with explicit options (validated first; errors name the field and the rule). */
+  static connectWithOptions(options: PostgresConnectOptions): Promise<PostgresProvider>
+  /** Always `"postgres"`. */
+  readonly kind: 'postgres'
+  /** The schema the tables live in. */
+  readonly schema: string
+  /** Close this provider's pool. Runtimes started on it keep their own pool until shutdown. */
+  close(): Promise<void>
+}
+
+export type Provider = SqliteProvider | PostgresProvider
+
+// ---------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------
+
+export interface OrchestrationStatus {
+  status: 'NotFound' | 'Running' | 'Completed' | 'Failed'
+  /** The orchestration's return value, parsed from JSON (Completed only). */
+  output?: any
+  /** Failure message (Failed only). */
+  error?: string
+  /** `application`, `infrastructure`, `configuration` or `poison` (Failed only). */
+  errorCategory?: 'application' | 'infrastructure' | 'configuration' | 'poison'
+  /** Last value of `ctx.setCustomStatus` (never parsed). */
+  customStatus?: string
+  /** Increments on every custom status change. */
+  customStatusVersion: number
+}
+
+export interface InstanceInfo {
+  instanceId: string
+  orchestrationName: string
+  orchestrationVersion: string
+  currentExecutionId: number
+  /** `Running`, `Completed`, `Failed` or `ContinuedAsNew`. */
+  status: string
+  /** Output (parsed from JSON) or error text of the current execution, when terminal. */
+  output?: any
+  /** ms since the epoch */
+  createdAt: number
+  /** ms since the epoch */
+  updatedAt: number
+  parentInstanceId?: string
+}
+
+export interface DeleteInstanceResult {
+  instancesDeleted: number
+  executionsDeleted: number
+  eventsDeleted: number
+  queueMessagesDeleted: number
+}
+
+/** Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d. */
+export class Client {
+  constructor(provider: Provider)
+  /** Start an instance of the latest registered version of `orchestrationName`. `input` defaults to `null`. */
+  startOrchestration(instanceId: string, orchestrationName: string, input?: unknown): Promise<void>
+  /** Start an instance pinned to `version`. */
+  startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string): Promise<void>
+  /** Current status; `output` is parsed from JSON. */
+  getStatus(instanceId: string): Promise<OrchestrationStatus>
+  /**
+   * Wait until the instance completes or fails; `output` is parsed from JSON.
+   * Rejects with `code: 'ERR_STEADFAST_TIMEOUT'` after `timeoutMs` (default 30000).
+   */
+  waitForOrchestration(instanceId: string, timeoutMs?: number): Promise<OrchestrationStatus>
+  /**
+   * Deliver external event `eventName` to a waiting `ctx.waitForEvent(eventName)`. An event
+   * raised before the orchestration started waiting for it is dropped (duroxide's positional
+   * semantics): signal readiness, e.g. with a custom status, before raising.
+   */
+  raiseEvent(instanceId: string, eventName: string, data?: unknown): Promise<void>
+  /** Request cancellation; the instance fails with `canceled: <reason>`. Default reason `''`. */
+  cancelInstance(instanceId: string, reason?: string): Promise<void>
+  /** Every instance id in the store. */
+  listAllInstances(): Promise<string[]>
+  /** Metadata of an instance. Rejects when it does not exist. */
+  getInstanceInfo(instanceId: string): Promise<InstanceInfo>
+  /** Delete an instance and its history. Without `force` (default false) a running instance is refused. */
+  deleteInstance(instanceId: string, force?: boolean): Promise<DeleteInstanceResult>
+}
+
+// ---------------------------------------------------------------------------------------
+// Orchestrations
+// ---------------------------------------------------------------------------------------
+
+/** A durable task. Only meaningful when `yield`ed from an orchestration generator. */
+export class ScheduledTask<T = any> {
+  private constructor()
+  /** Route this activity to workers whose `workerTagFilter` accepts `tag` (activities only). */
+  withTag(tag: string): this
+  /** @internal type carrier */
+  readonly __result?: T
+}
+
+/** Result of one task inside {@link OrchestrationContext.all}. */
+export type JoinResult<T = any> = { ok: T } | { err: string }
+
+/** Result of {@link OrchestrationContext.race}: the winner's position and value. */
+export interface RaceResult<T = any> {
+  index: number
+  value: T
+}
+
+export type Backoff =
+  | 'none'
+  | 'fixed'
+  | 'linear'
+  | 'exponential'
+  | { kind: 'none' }
+  | { kind: 'fixed'; delayMs?: number }
+  | { kind: 'linear'; baseMs?: number; maxMs?: number }
+  | { kind: 'exponential'; baseMs?: number; multiplier?: number; maxMs?: number }
+
+export interface RetryPolicy {
+  /** Total attempts, 1–1000 (required). */
+  maxAttempts: number
+  /** Per-attempt timeout in ms; a timed-out attempt is not retried. Default: none. */
+  timeoutMs?: number
+  /**
+   * Delay between attempts. Default `'exponential'`: 100 ms × 2^(n−1), capped at 30 s.
+   * `'fixed'`: 1000 ms. `'linear'`: 100 ms × n, capped at 30 s. `'none'`: no delay.
+   * Object forms override those parameters.
+   */
+  backoff?: Backoff
+}
+
+export interface SubOrchestrationOptions {
+  /** Child instance id (default: generated from the parent's). */
+  instanceId?: string
+  /** Child version (default: latest registered). */
+  version?: string
+}
+
+/**
+ * What an orchestration generator receives. The generator is replayed from the start on every
+ * turn, so it must be deterministic: use only `yield`ed tasks for anything that varies
+ * (time, ids, I/O). Scheduling methods return tasks to `yield`; the others act immediately and
+ * must be called synchronously from the generator.
+ */
+export class OrchestrationContext {
+  readonly instanceId: string
+  /** 1 for the first execution, +1 per continue-as-new. */
+  readonly executionId: number
+  readonly orchestrationName: string
+  /** Semantic version of the running registration (`"1.0.0"` for plain registrations). */
+  readonly orchestrationVersion: string
+
+  /** Run activity `name`; yields its result, throws an `Error` with its failure message. */
+  scheduleActivity<T = any>(name: string, input?: unknown): ScheduledTask<T>
+  /** Run an activity with retries (see {@link RetryPolicy}). */
+  scheduleActivityWithRetry<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
+  /** A durable timer; yields `null` after `delayMs` (integer ≥ 0). */
+  scheduleTimer(delayMs: number): ScheduledTask<null>
+  /** Wait for external event `name` (see {@link Client.raiseEvent}); yields its data. */
+  waitForEvent<T = any>(name: string): ScheduledTask<T>
+  /** Run a child orchestration; yields its output, throws its failure. */
+  scheduleSubOrchestration<T = any>(name: string, input?: unknown, options?: SubOrchestrationOptions): ScheduledTask<T>
+  /** Same as `scheduleSubOrchestration(name, input, { instanceId })`. */
+  scheduleSubOrchestrationWithId<T = any>(name: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  /** A deterministic (recorded) UUID v4 string. */
+  newGuid(): ScheduledTask<string>
+  /** Deterministic (recorded) wall-clock time, ms since the epoch. */
+  utcNow(): ScheduledTask<number>
+  /** End this execution and start a new one with `input` (and `version`, default latest). Never resumes. */
+  continueAsNew(input?: unknown, version?: string): ScheduledTask<never>
+  /**
+   * Run tasks concurrently; yields one `{ok}` or `{err}` per task, in order. Never throws
+   * for task failures. Tasks: activities, retries, timers, events, sub-orchestrations,
+   * newGuid, utcNow (no nesting).
+   */
+  all(tasks: ScheduledTask[]): ScheduledTask<JoinResult[]>
+  /**
+   * First of two or more tasks to finish wins; yields `{ index, value }`. If the winner
+   * failed, the yield throws its `Error` (with `index` set). Losers are cancelled.
+   * Accepts `race(a, b, c)` or `race([a, b, c])`.
+   */
+  race(...tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  race(tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  /** Set a status string visible to clients (max 256 KiB; kept across continue-as-new). */
+  setCustomStatus(status: string): void
+  /** Clear the custom status. */
+  resetCustomStatus(): void
+  getCustomStatus(): string | null
+  /** Durable per-instance key/value (max 150 keys, 64 KiB per value; kept across continue-as-new). */
+  setValue(key: string, value: string): void
+  getValue(key: string): string | null
+  clearValue(key: string): void
+  /** Whether this point of the generator is being replayed from history. */
+  isReplaying(): boolean
+  /** Log through duroxide's tracing (target `duroxide::orchestration`), suppressed during replay. */
+  traceInfo(message: string): void
+  traceWarn(message: string): void
+  traceError(message: string): void
+  traceDebug(message: string): void
+}
+
+// ---------------------------------------------------------------------------------------
+// Activities
+// ---------------------------------------------------------------------------------------
+
+/** What an activity function receives. Methods are valid until the activity returns. */
+export class ActivityContext {
+  readonly instanceId: string
+  readonly executionId: number
+  readonly orchestrationName: string
+  readonly orchestrationVersion: string
+  readonly activityName: string
+  readonly workerId: string
+  readonly sessionId: string | null
+  readonly tag: string | null
+  /** Log through duroxide's tracing (target `duroxide::activity`). Ignored after the activity returned. */
+  traceInfo(message: string): void
+  traceWarn(message: string): void
+  traceError(message: string): void
+  traceDebug(message: string): void
+  /**
+   * True once the orchestration no longer needs the result (it finished, or the activity lost
+   * a race). Detected at the next worker-lock renewal, so latency depends on `workerLockTimeoutMs`.
+   */
+  isCancelled(): boolean
+  /** A client on the runtime's provider. */
+  getClient(): Client
+}
+
+export type ActivityFunction<I = any, O = any> = (ctx: ActivityContext, input: I) => O | Promise<O>
+export type OrchestrationFunction<I = any, O = any> = (ctx: OrchestrationContext, input: I) => Generator<ScheduledTask, O, any>
+
+// ---------------------------------------------------------------------------------------
+// Runtime
+// ---------------------------------------------------------------------------------------
+
+/** Which activities this runtime's workers run. */
+export type TagFilter = 'defaultOnly' | 'any' | 'none' | { tags: string[] } | { defaultAnd: string[] }
+
+/**
+ * Runtime options. All optional; integers unless noted; durations in milliseconds. Validated
+ * in JS before anything starts: a wrong type or unknown key is a `TypeError` (unknown keys
+ * suggest the closest known one), a value out of range a `RangeError`, each naming the field
+ * and the rule.
+ */
+export interface RuntimeOptions {
+  /** Concurrent orchestration turns, 0–1024 (0 = no orchestration dispatcher). Default 2. */
+  orchestrationConcurrency?: number
+  /** Concurrent activities, 0–1024 (0 = no worker). Default 2. */
+  workerConcurrency?: number
+  /** Minimum idle polling cycle, 0–60000. Default 100. */
+  dispatcherPollIntervalMs?: number
+  /** Longest wait inside a long-polling provider per fetch, 0–3600000. Default 30000. */
+  dispatcherLongPollTimeoutMs?: number
+  /** Lock on a fetched orchestration turn, 1–86400000. Default 5000. */
+  orchestratorLockTimeoutMs?: number
+  /** Renew at timeout − buffer when the timeout is ≥ 15 s (else at half the timeout), 0–86400000. Default 2000. */
+  orchestratorLockRenewalBufferMs?: number
+  /** Lock on a fetched activity; also bounds cancellation-detection latency, 1–86400000. Default 30000. */
+  workerLockTimeoutMs?: number
+  /** As `orchestratorLockRenewalBufferMs`, for activities, 0–86400000. Default 5000. */
+  workerLockRenewalBufferMs?: number
+  /**
+   * A message fetched more than this many times is failed as poison, 1–1000000. Default 10.
+   * With a PostgresProvider this is also steadfast-pg's attempt ceiling (`claim.max_attempts`).
+   */
+  maxAttempts?: number
+  /** First backoff for work whose handler is not registered here, 0–86400000; ≤ `unregisteredBackoffMaxMs`. Default 1000. */
+  unregisteredBackoffBaseMs?: number
+  /** Cap of that backoff, 0–86400000. Default 60000. */
+  unregisteredBackoffMaxMs?: number
+  /** Wait before aborting a cancelled activity, 0–86400000. Default 10000. */
+  activityCancellationGracePeriodMs?: number
+  /** Session heartbeat lease, 1–86400000. Default 30000. */
+  sessionLockTimeoutMs?: number
+  /** Session renewal buffer, 0–86400000. Default 5000. */
+  sessionLockRenewalBufferMs?: number
+  /**
+   * How long an idle session stays pinned, 1–86400000. Must exceed
+   * `workerLockTimeoutMs − workerLockRenewalBufferMs` (1000 when negative). Default 300000.
+   */
+  sessionIdleTimeoutMs?: number
+  /** Orphaned-session sweep interval, 1–86400000. Default 300000. */
+  sessionCleanupIntervalMs?: number
+  /** Distinct sessions owned at once, 0–100000. Default 10. */
+  maxSessionsPerRuntime?: number
+  /** Stable worker identity for session ownership (1–256 bytes). Default: per-slot ephemeral ids. */
+  workerNodeId?: string
+  /** Activity routing (max 5 tags of 1–256 bytes). Default `'defaultOnly'` (untagged activities). */
+  workerTagFilter?: TagFilter
+  /**
+   * Log format of duroxide's process-wide tracing subscriber. Default `'pretty'`. The first
+   * runtime started in a process installs the subscriber; later runtimes' log settings are ignored.
+   */
+  logFormat?: 'json' | 'pretty' | 'compact'
+  /**
+   * Level for duroxide's orchestration/activity logs; other targets log at `warn`. `RUST_LOG`,
+   * when set, replaces the whole filter. Default `'info'`.
+   */
+  logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off'
+  /** Service name in logs and metrics. Default `'duroxide'`. */
+  serviceName?: string
+  /** Service version in logs and metrics. Default: none. */
+  serviceVersion?: string
+  /** Gauge refresh interval, 1–86400000. Default 60000. */
+  gaugePollIntervalMs?: number
+
+  // steadfast-pg claim options: applied to the runtime's own PostgreSQL pool; ignored for SQLite.
+
+  /** Claim draws from the oldest `fetchFanout` eligible instances (1 = strict FIFO), 1–1024. Default 8. */
+  fetchFanout?: number
+  /** Candidates tried per fetch, 1–1024. Default 8. */
+  maxClaimAttempts?: number
+  /** Time per fetch spent trying candidates, 1–60000. Default 2000. */
+  maxClaimDurationMs?: number
+  /** Redelivery backoff after an expired lease: min(cap, base·2^(attempt−1))·(1 + jitter·u). Base 0–3600000, ≤ cap. Default 20. */
+  redeliveryBackoffBaseMs?: number
+  /** Redelivery backoff cap, 0–3600000. Default 30000. */
+  redeliveryBackoffCapMs?: number
+  /** Redelivery jitter, a number 0–1. Default 0.2. */
+  redeliveryBackoffJitter?: number
+  /** Longest sleep of a long-polling fetch between checks, 10–60000. Default 250. */
+  longPollRecheckMs?: number
+}
+
+/** Counters since start. */
+export interface MetricsSnapshot {
+  orchStarts: number
+  orchCompletions: number
+  orchFailures: number
+  orchApplicationErrors: number
+  orchInfrastructureErrors: number
+  orchConfigurationErrors: number
+  orchPoison: number
+  activitySuccess: number
+  activityAppErrors: number
+  activityInfraErrors: number
+  activityConfigErrors: number
+  activityPoison: number
+  orchDispatcherItemsFetched: number
+  workerDispatcherItemsFetched: number
+  orchContinueAsNew: number
+  suborchestrationCalls: number
+  providerErrors: number
+}
+
+/** Fields common to every diagnostic. Fields that do not apply are absent or null. */
+interface DiagnosticBase {
+  /** `orchestrator` or `worker`. */
+  queue: 'orchestrator' | 'worker'
+  instanceId?: string | null
+  executionId?: number | null
+  attemptCount?: number | null
+  maxAttempts?: number | null
+  /** e.g. `activity:Charge`, `orchestration`, or steadfast-pg's work-item kinds. */
+  messageKind?: string | null
+  reason: string
+  /** Wall-clock ms since the epoch when it was raised. */
+  at: number
+  /** `provider` (steadfast-pg) or `runtime` (the binding's SQLite provider wrapper). */
+  source: 'provider' | 'runtime'
+}
+
+/**
+ * A diagnostic, discriminated on `kind`:
+ * - `poisoned`: a poison disposition committed (PostgreSQL: with a live lease).
+ * - `poisonCommittedWithoutLease`: (PostgreSQL) committed although its lease had expired — the case upstream providers lose.
+ * - `poisonLost`: a poison disposition could not be committed; `reason` says why.
+ * - `attemptCeilingEnforced`: (PostgreSQL) the claim stopped a message past `maxAttempts + 1` and dead-lettered it.
+ * - `ackRejected`: (PostgreSQL) an ordinary ack was refused because its lock token is dead.
+ * - `claimExhausted`: (PostgreSQL) a fetch used up its tries or time.
+ * - `diagnosticsLagged`: diagnostics were dropped because listeners fell behind.
+ */
+export type Diagnostic =
+  | (DiagnosticBase & { kind: 'poisoned' })
+  | (DiagnosticBase & { kind: 'poisonCommittedWithoutLease' })
+  | (DiagnosticBase & { kind: 'poisonLost' })
+  | (DiagnosticBase & { kind: 'attemptCeilingEnforced' })
+  | (DiagnosticBase & { kind: 'ackRejected' })
+  | (DiagnosticBase & { kind: 'claimExhausted' })
+  | (DiagnosticBase & { kind: 'diagnosticsLagged' })
+
+export type DiagnosticKind = Diagnostic['kind']
+
+/**
+ * Runs registered orchestrations and activities. An EventEmitter: every diagnostic is emitted
+ * under its `kind` and again as `diagnostic`. A listener that throws or rejects never crashes
+ * the process; it produces a process warning with code `STEADFAST_LISTENER_ERROR`.
+ *
+ * Register everything, then `start()`. A started runtime keeps the process alive until
+ * `shutdown()`.
+ */
+export class Runtime extends EventEmitter {
+  /** @param options see {@link RuntimeOptions}; validated here (throws TypeError / RangeError). */
+  constructor(provider: Provider, options?: RuntimeOptions)
+  /** Register an activity. Its return value is `JSON.stringify`'d; a throw fails the activity with the error's message. */
+  registerActivity<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): this
+  /** Register a generator function as version `1.0.0` of `name`. */
+  registerOrchestration<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): this
+  /**
+   * Register a version (semver, e.g. `"2.1.0"`) of `name`. Versions may be registered in any
+   * order; new instances and continue-as-new use the highest. Invalid or duplicate versions
+   * throw here.
+   */
+  registerOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): this
+  /**
+   * Start the dispatchers; resolves once they run. Rejects (never panics) with a
+   * `SteadfastError`: `ERR_STEADFAST_INVALID_STATE` when already started or shut down,
+   * `ERR_STEADFAST_REGISTRATION`, `ERR_STEADFAST_PROVIDER_OPEN` (PostgreSQL runtime pool).
+   */
+  start(): Promise<void>
+  /** Stop; in-flight work gets `timeoutMs` (default 1000) before it is aborted. No-op when not running. */
+  shutdown(timeoutMs?: number): Promise<void>
+  /** Counters since start, or `null` when not running. */
+  metricsSnapshot(): MetricsSnapshot | null
+
+  on(event: 'diagnostic', listener: (d: Diagnostic) => void): this
+  on<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
+  once(event: 'diagnostic', listener: (d: Diagnostic) => void): this
+  once<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
+  off(event: 'diagnostic', listener: (d: Diagnostic) => void): this
+  off<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
+}

@@ -1,0 +1,21 @@
+'use strict'
+
+const { SqliteProvider, PostgresProvider } = require('./providers')
+const { Client } = require('./client')
+const { Runtime } = require('./runtime')
+const { OrchestrationContext, ActivityContext, ScheduledTask } = require('./context')
+const { SteadfastError } = require('./errors')
+const { MAX_WORKER_TAGS, MAX_TAG_NAME_BYTES } = require('./options')
+
+module.exports = {
+  SqliteProvider,
+  PostgresProvider,
+  Client,
+  Runtime,
+  OrchestrationContext,
+  ActivityContext,
+  ScheduledTask,
+  SteadfastError,
+  MAX_WORKER_TAGS,
+  MAX_TAG_NAME_BYTES,
+}

@@ -1,0 +1,322 @@
+'use strict'
+
+// Validation of everything a user configures, before anything reaches Rust. Every error is a
+// TypeError (wrong type, unknown key) or RangeError (out of range) whose message names the
+// field and the rule. Defaults are documented in index.d.ts and mirrored in DEFAULTS.
+
+const { typeError, rangeError } = require('./errors')
+
+const DAY_MS = 86_400_000
+
+/** Rules per field: kind, bounds, default (the default is documentation only: omitted
+ *  fields are left to duroxide / steadfast-pg, whose defaults these are). */
+const RUNTIME_FIELDS = {
+  orchestrationConcurrency: { kind: 'int', min: 0, max: 1024, default: 2 },
+  workerConcurrency: { kind: 'int', min: 0, max: 1024, default: 2 },
+  dispatcherPollIntervalMs: { kind: 'int', min: 0, max: 60_000, default: 100 },
+  dispatcherLongPollTimeoutMs: { kind: 'int', min: 0, max: 3_600_000, default: 30_000 },
+  orchestratorLockTimeoutMs: { kind: 'int', min: 1, max: DAY_MS, default: 5_000 },
+  orchestratorLockRenewalBufferMs: { kind: 'int', min: 0, max: DAY_MS, default: 2_000 },
+  workerLockTimeoutMs: { kind: 'int', min: 1, max: DAY_MS, default: 30_000 },
+  workerLockRenewalBufferMs: { kind: 'int', min: 0, max: DAY_MS, default: 5_000 },
+  maxAttempts: { kind: 'int', min: 1, max: 1_000_000, default: 10 },
+  unregisteredBackoffBaseMs: { kind: 'int', min: 0, max: DAY_MS, default: 1_000 },
+  unregisteredBackoffMaxMs: { kind: 'int', min: 0, max: DAY_MS, default: 60_000 },
+  activityCancellationGracePeriodMs: { kind: 'int', min: 0, max: DAY_MS, default: 10_000 },
+  sessionLockTimeoutMs: { kind: 'int', min: 1, max: DAY_MS, default: 30_000 },
+  sessionLockRenewalBufferMs: { kind: 'int', min: 0, max: DAY_MS, default: 5_000 },
+  sessionIdleTimeoutMs: { kind: 'int', min: 1, max: DAY_MS, default: 300_000 },
+  sessionCleanupIntervalMs: { kind: 'int', min: 1, max: DAY_MS, default: 300_000 },
+  maxSessionsPerRuntime: { kind: 'int', min: 0, max: 100_000, default: 10 },
+  workerNodeId: { kind: 'string', maxBytes: 256 },
+  workerTagFilter: { kind: 'tagFilter' },
+  logFormat: { kind: 'enum', values: ['json', 'pretty', 'compact'], default: 'pretty' },
+  logLevel: { kind: 'enum', values: ['error', 'warn', 'info', 'debug', 'trace', 'off'], default: 'info' },
+  serviceName: { kind: 'string', maxBytes: 256, default: 'duroxide' },
+  serviceVersion: { kind: 'string', maxBytes: 256 },
+  gaugePollIntervalMs: { kind: 'int', min: 1, max: DAY_MS, default: 60_000 },
+  // steadfast-pg claim options (PostgreSQL only; ignored for SQLite)
+  fetchFanout: { kind: 'int', min: 1, max: 1024, default: 8 },
+  maxClaimAttempts: { kind: 'int', min: 1, max: 1024, default: 8 },
+  maxClaimDurationMs: { kind: 'int', min: 1, max: 60_000, default: 2_000 },
+  redeliveryBackoffBaseMs: { kind: 'int', min: 0, max: 3_600_000, default: 20 },
+  redeliveryBackoffCapMs: { kind: 'int', min: 0, max: 3_600_000, default: 30_000 },
+  redeliveryBackoffJitter: { kind: 'number', min: 0, max: 1, default: 0.2 },
+  longPollRecheckMs: { kind: 'int', min: 10, max: 60_000, default: 250 },
+}
+
+const POSTGRES_FIELDS = {
+  url: { kind: 'url' },
+  schema: { kind: 'schema', default: 'steadfast' },
+  maxConnections: { kind: 'int', min: 2, max: 1000, default: 10 },
+  acquireTimeoutMs: { kind: 'int', min: 1, max: 600_000, default: 10_000 },
+  statementLockTimeoutMs: { kind: 'int', min: 1, max: 600_000, default: 2_000 },
+  polling: { kind: 'enum', values: ['listen', 'sessionFree'], default: 'listen' },
+  runMigrations: { kind: 'boolean', default: true },
+}
+
+const MAX_WORKER_TAGS = 5
+const MAX_TAG_NAME_BYTES = 256
+
+function levenshtein(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = cur
+    }
+  }
+  return row[b.length]
+}
+
+/** The known key closest to `key`, if it is plausibly a typo. */
+function closest(key, known) {
+  let best
+  let bestDistance = Infinity
+  for (const k of known) {
+    const d = levenshtein(key.toLowerCase(), k.toLowerCase())
+    if (d < bestDistance) {
+      best = k
+      bestDistance = d
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined
+}
+
+function describeValue(v) {
+  if (v === null) return 'null'
+  if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
+  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : `number ${v}`
+  if (Array.isArray(v)) return 'an array'
+  return typeof v
+}
+
+function checkPlainObject(where, value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${where} must be an object (got ${describeValue(value)})`)
+  }
+}
+
+function checkField(where, field, rule, value) {
+  const name = `${where}.${field}`
+  switch (rule.kind) {
+    case 'int':
+    case 'number': {
+      if (typeof value !== 'number') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a number (got ${describeValue(value)})`)
+      }
+      if (Number.isNaN(value) || !Number.isFinite(value)) {
+        throw rangeError(`${name} must be a finite number (got ${describeValue(value)})`)
+      }
+      if (rule.kind === 'int' && !Number.isInteger(value)) {
+        throw rangeError(`${name} must be an integer (got ${value})`)
+      }
+      if (value < rule.min || value > rule.max) {
+        throw rangeError(`${name} must be between ${rule.min} and ${rule.max} (got ${value})`)
+      }
+      return value
+    }
+    case 'string': {
+      if (typeof value !== 'string') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${describeValue(value)})`)
+      }
+      const bytes = Buffer.byteLength(value)
+      if (bytes === 0 || bytes > rule.maxBytes) {
+        throw rangeError(`${name} must be 1 to ${rule.maxBytes} bytes long (got ${bytes})`)
+      }
+      return value
+    }
+    case 'boolean': {
+      if (typeof value !== 'boolean') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a boolean (got ${describeValue(value)})`)
+      }
+      return value
+    }
+    case 'enum': {
+      if (!rule.values.includes(value)) {
+        const list = rule.values.map((v) => JSON.stringify(v)).join(', ')
+        throw typeError('ERR_INVALID_ARG_VALUE', `${name} must be one of ${list} (got ${describeValue(value)})`)
+      }
+      return value
+    }
+    case 'url': {
+      if (typeof value !== 'string') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${typeof value})`)
+      }
+      if (!/^postgres(ql)?:\/\//.test(value)) {
+        // Never echo the URL: it may carry a password.
+        throw typeError('ERR_INVALID_ARG_VALUE', `${name} must start with postgres:// or postgresql:// (value not shown)`)
+      }
+      return value
+    }
+    case 'schema': {
+      if (typeof value !== 'string') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${describeValue(value)})`)
+      }
+      if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(value) || /^pg_/i.test(value)) {
+        throw typeError(
+          'ERR_INVALID_ARG_VALUE',
+          `${name} must be 1-63 characters of [A-Za-z0-9_], not starting with a digit or "pg_" (got ${describeValue(value)})`,
+        )
+      }
+      return value
+    }
+    case 'tagFilter':
+      return checkTagFilter(name, value)
+    default:
+      throw new Error(`internal: unknown rule kind ${rule.kind}`)
+  }
+}
+
+function checkTags(name, tags) {
+  if (!Array.isArray(tags)) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be an array of strings (got ${describeValue(tags)})`)
+  }
+  if (tags.length < 1 || tags.length > MAX_WORKER_TAGS) {
+    throw rangeError(`${name} must hold 1 to ${MAX_WORKER_TAGS} tags (got ${tags.length})`)
+  }
+  for (const t of tags) {
+    if (typeof t !== 'string') {
+      throw typeError('ERR_INVALID_ARG_TYPE', `${name} entries must be strings (got ${describeValue(t)})`)
+    }
+    const bytes = Buffer.byteLength(t)
+    if (bytes === 0 || bytes > MAX_TAG_NAME_BYTES) {
+      throw rangeError(`${name} entries must be 1 to ${MAX_TAG_NAME_BYTES} bytes long (got ${bytes})`)
+    }
+  }
+  return tags
+}
+
+/** → { workerTagFilter, workerTagFilterTags? } for the native options. */
+function checkTagFilter(name, value) {
+  if (typeof value === 'string') {
+    if (!['defaultOnly', 'any', 'none'].includes(value)) {
+      throw typeError(
+        'ERR_INVALID_ARG_VALUE',
+        `${name} must be "defaultOnly", "any", "none", { tags: [...] } or { defaultAnd: [...] } (got ${describeValue(value)})`,
+      )
+    }
+    return { workerTagFilter: value }
+  }
+  checkPlainObject(name, value)
+  const keys = Object.keys(value)
+  if (keys.length !== 1 || !['tags', 'defaultAnd'].includes(keys[0])) {
+    throw typeError(
+      'ERR_INVALID_ARG_VALUE',
+      `${name} object must have exactly one key, "tags" or "defaultAnd" (got keys ${JSON.stringify(keys)})`,
+    )
+  }
+  const key = keys[0]
+  return { workerTagFilter: key, workerTagFilterTags: checkTags(`${name}.${key}`, value[key]) }
+}
+
+function checkKnownKeys(where, value, fields) {
+  const known = Object.keys(fields)
+  for (const key of Object.keys(value)) {
+    if (!Object.prototype.hasOwnProperty.call(fields, key)) {
+      const hint = closest(key, known)
+      throw typeError(
+        'ERR_INVALID_ARG_VALUE',
+        `${where}.${key} is not a known option${hint ? ` (did you mean "${hint}"?)` : ''}`,
+      )
+    }
+  }
+}
+
+function effective(values, field) {
+  return values[field] !== undefined ? values[field] : RUNTIME_FIELDS[field].default
+}
+
+/**
+ * Validate RuntimeOptions; returns the object passed to the native Runtime.
+ * `undefined` values are treated as absent.
+ */
+function runtimeOptions(options) {
+  if (options === undefined || options === null) return {}
+  checkPlainObject('options', options)
+  checkKnownKeys('options', options, RUNTIME_FIELDS)
+  const out = {}
+  for (const [field, value] of Object.entries(options)) {
+    if (value === undefined) continue
+    const checked = checkField('options', field, RUNTIME_FIELDS[field], value)
+    if (field === 'workerTagFilter') Object.assign(out, checked)
+    else out[field] = checked
+  }
+  // Cross-field rules (duroxide would panic in start() on the session rule).
+  const base = effective(out, 'unregisteredBackoffBaseMs')
+  const max = effective(out, 'unregisteredBackoffMaxMs')
+  if (base > max) {
+    throw rangeError(`options.unregisteredBackoffBaseMs (${base}) must be at most options.unregisteredBackoffMaxMs (${max})`)
+  }
+  const rbase = effective(out, 'redeliveryBackoffBaseMs')
+  const rcap = effective(out, 'redeliveryBackoffCapMs')
+  if (rbase > rcap) {
+    throw rangeError(`options.redeliveryBackoffBaseMs (${rbase}) must be at most options.redeliveryBackoffCapMs (${rcap})`)
+  }
+  const lock = effective(out, 'workerLockTimeoutMs')
+  const buffer = effective(out, 'workerLockRenewalBufferMs')
+  const renewal = lock >= buffer ? lock - buffer : 1000
+  const idle = effective(out, 'sessionIdleTimeoutMs')
+  if (idle <= renewal) {
+    throw rangeError(
+      `options.sessionIdleTimeoutMs (${idle}) must be greater than options.workerLockTimeoutMs - options.workerLockRenewalBufferMs (${renewal})`,
+    )
+  }
+  return out
+}
+
+/** Validate PostgresProvider.connectWithOptions input; returns the native options. */
+function postgresOptions(options) {
+  checkPlainObject('options', options)
+  checkKnownKeys('options', options, POSTGRES_FIELDS)
+  if (options.url === undefined) {
+    throw typeError('ERR_INVALID_ARG_TYPE', 'options.url is required')
+  }
+  const out = {}
+  for (const [field, value] of Object.entries(options)) {
+    if (value === undefined) continue
+    out[field] = checkField('options', field, POSTGRES_FIELDS[field], value)
+  }
+  return out
+}
+
+function requireString(name, value) {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a non-empty string (got ${describeValue(value)})`)
+  }
+  return value
+}
+
+function requireNonNegativeInt(name, value, max = 0xffff_ffff) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw rangeError(`${name} must be an integer between 0 and ${max} (got ${describeValue(value)})`)
+  }
+  return value
+}
+
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
+
+function requireSemver(name, value) {
+  requireString(name, value)
+  if (!SEMVER.test(value)) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name} must be a semantic version like "1.2.0" (got ${JSON.stringify(value)})`)
+  }
+  return value
+}
+
+module.exports = {
+  RUNTIME_FIELDS,
+  POSTGRES_FIELDS,
+  MAX_WORKER_TAGS,
+  MAX_TAG_NAME_BYTES,
+  runtimeOptions,
+  postgresOptions,
+  requireString,
+  requireNonNegativeInt,
+  requireSemver,
+  describeValue,
+}

@@ -1,0 +1,233 @@
+'use strict'
+
+const { EventEmitter } = require('node:events')
+
+const native = require('./native')
+const { callAsync, callSync, describe, typeError } = require('./errors')
+const { decode } = require('./json')
+const { runtimeOptions, requireString, requireSemver, requireNonNegativeInt } = require('./options')
+const { nativeOf } = require('./providers')
+const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
+
+const DEFAULT_VERSION = '1.0.0'
+const RESERVED_PREFIX = '__duroxide_syscall:'
+const DIAGNOSTIC_KINDS = new Set([
+  'poisoned',
+  'poisonLost',
+  'poisonCommittedWithoutLease',
+  'attemptCeilingEnforced',
+  'ackRejected',
+  'claimExhausted',
+  'diagnosticsLagged',
+])
+
+const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
+
+function failureText(err) {
+  if (err instanceof Error) return err.stack || `${err.name}: ${err.message}`
+  return describe(err)
+}
+
+/**
+ * Runs registered orchestrations (generator functions) and activities (async functions).
+ * An EventEmitter: see index.d.ts for the diagnostic events.
+ */
+class Runtime extends EventEmitter {
+  #native
+  /** name -> version -> generator function; per Runtime, never shared. */
+  #orchestrations = new Map()
+  #activities = new Set()
+  /** turn id -> generator, for the turns in flight. */
+  #turns = new Map()
+  #keepAlive = null
+
+  constructor(provider, options) {
+    super()
+    const nativeProvider = nativeOf(provider, 'provider')
+    const nativeOptions = runtimeOptions(options)
+    this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))
+    this.#native.setOrchestrationDriver((request) => this.#drive(request))
+    this.#native.setDiagnosticListener((event) => this.#onDiagnostic(event))
+  }
+
+  /** @internal the native handle (tests use it to reach the Rust-side backstops). */
+  get _native() {
+    return this.#native
+  }
+
+  registerActivity(name, fn) {
+    requireString('name', name)
+    if (name.startsWith(RESERVED_PREFIX)) throw typeError('ERR_INVALID_ARG_VALUE', `activity names starting with "${RESERVED_PREFIX}" are reserved`)
+    if (typeof fn !== 'function') throw typeError('ERR_INVALID_ARG_TYPE', `activity "${name}" must be a function`)
+    if (this.#activities.has(name)) throw typeError('ERR_INVALID_ARG_VALUE', `activity "${name}" is already registered`)
+    const nativeRuntime = this.#native
+    const run = async (request) => {
+      try {
+        const req = JSON.parse(request)
+        const ctx = new ActivityContext(nativeRuntime, req)
+        const result = await fn(ctx, decode(req.input))
+        const text = JSON.stringify(result === undefined ? null : result)
+        if (text === undefined) return JSON.stringify({ err: `activity "${name}" returned a value that is not JSON-serializable` })
+        return JSON.stringify({ ok: text })
+      } catch (e) {
+        return JSON.stringify({ err: describe(e) })
+      }
+    }
+    callSync(() => this.#native.registerActivity(name, run))
+    this.#activities.add(name)
+    return this
+  }
+
+  registerOrchestration(name, fn) {
+    return this.#registerOrchestration(name, DEFAULT_VERSION, fn)
+  }
+
+  registerOrchestrationVersioned(name, version, fn) {
+    requireSemver('version', version)
+    return this.#registerOrchestration(name, version, fn)
+  }
+
+  #registerOrchestration(name, version, fn) {
+    requireString('name', name)
+    if (!(fn instanceof GeneratorFunction)) {
+      throw typeError('ERR_INVALID_ARG_TYPE', `orchestration "${name}" must be a generator function (function*)`)
+    }
+    const versions = this.#orchestrations.get(name) ?? new Map()
+    if (versions.has(version)) {
+      throw typeError('ERR_INVALID_ARG_VALUE', `orchestration "${name}" version ${version} is already registered`)
+    }
+    callSync(() => this.#native.registerOrchestration(name, version))
+    versions.set(version, fn)
+    this.#orchestrations.set(name, versions)
+    return this
+  }
+
+  /** Start the dispatchers. Resolves once they run; keeps the process alive until shutdown. */
+  async start() {
+    await callAsync(() => this.#native.start())
+    this.#keepAlive = setInterval(() => {}, 1 << 30)
+  }
+
+  /** Stop; in-flight work gets `timeoutMs` (default 1000) to finish. No-op when not running. */
+  async shutdown(timeoutMs) {
+    if (timeoutMs !== undefined) requireNonNegativeInt('timeoutMs', timeoutMs)
+    try {
+      await callAsync(() => this.#native.shutdown(timeoutMs))
+    } finally {
+      if (this.#keepAlive) clearInterval(this.#keepAlive)
+      this.#keepAlive = null
+    }
+  }
+
+  /** Counters since start, or null when not running. */
+  metricsSnapshot() {
+    return callSync(() => this.#native.metricsSnapshot()) ?? null
+  }
+
+  // ---- the generator driver (called synchronously from Rust, one turn at a time) ----
+
+  #drive(request) {
+    try {
+      const req = JSON.parse(request)
+      switch (req.op) {
+        case 'create':
+          return JSON.stringify(this.#create(req))
+        case 'next':
+          return JSON.stringify(this.#next(req))
+        case 'dispose':
+          this.#turns.delete(req.turn)
+          return '{}'
+        default:
+          return JSON.stringify({ status: 'failed', message: `internal: unknown driver op ${req.op}` })
+      }
+    } catch (e) {
+      return JSON.stringify({ status: 'failed', message: `internal driver error: ${failureText(e)}` })
+    }
+  }
+
+  #create(req) {
+    const fn = this.#orchestrations.get(req.name)?.get(req.version)
+    if (!fn) {
+      return { status: 'failed', message: `orchestration "${req.name}" version ${req.version} is not registered on this Runtime` }
+    }
+    const ctx = new OrchestrationContext(this.#native, req.turn, req)
+    let gen
+    try {
+      gen = fn(ctx, decode(req.input))
+    } catch (e) {
+      return { status: 'failed', message: failureText(e) }
+    }
+    this.#turns.set(req.turn, gen)
+    return this.#advance(req.turn, gen, () => gen.next())
+  }
+
+  #next(req) {
+    const gen = this.#turns.get(req.turn)
+    if (!gen) return { status: 'failed', message: `internal: unknown turn ${req.turn}` }
+    if (req.ok) return this.#advance(req.turn, gen, () => gen.next(req.value))
+    const err = new Error(req.error)
+    if (req.index !== undefined && req.index !== null) err.index = req.index
+    return this.#advance(req.turn, gen, () => gen.throw(err))
+  }
+
+  #advance(turn, gen, step) {
+    for (;;) {
+      let r
+      try {
+        r = step()
+      } catch (e) {
+        this.#turns.delete(turn)
+        return { status: 'failed', message: failureText(e) }
+      }
+      if (r.done) {
+        this.#turns.delete(turn)
+        let output
+        try {
+          output = JSON.stringify(r.value === undefined ? null : r.value)
+        } catch (e) {
+          return { status: 'failed', message: `orchestration output is not JSON-serializable: ${describe(e)}` }
+        }
+        if (output === undefined) return { status: 'failed', message: 'orchestration output is not JSON-serializable' }
+        return { status: 'completed', output }
+      }
+      if (r.value instanceof ScheduledTask) return { status: 'yielded', task: r.value[DESCRIPTOR] }
+      // Deterministic: the same bad yield throws at the same point on every replay.
+      const bad = typeError('ERR_INVALID_ARG_TYPE', 'orchestrations may only yield tasks created by ctx.schedule*(), ctx.waitForEvent(), ctx.all(), ctx.race(), ...')
+      step = () => gen.throw(bad)
+    }
+  }
+
+  // ---- diagnostics ----
+
+  #onDiagnostic(json) {
+    let event
+    try {
+      event = JSON.parse(json)
+    } catch {
+      return
+    }
+    if (!DIAGNOSTIC_KINDS.has(event.kind)) return
+    this.#safeEmit(event.kind, event)
+    this.#safeEmit('diagnostic', event)
+  }
+
+  /** Emit without letting a listener's throw or rejection reach the process. */
+  #safeEmit(name, event) {
+    for (const listener of this.rawListeners(name)) {
+      try {
+        const result = listener.call(this, event)
+        if (result && typeof result.then === 'function') result.then(undefined, (e) => this.#listenerFailed(name, e))
+      } catch (e) {
+        this.#listenerFailed(name, e)
+      }
+    }
+  }
+
+  #listenerFailed(name, err) {
+    try {
+      process.emitWarning(`a "${name}" listener of steadfast Runtime threw: ${describe(err)}`, { code: 'STEADFAST_LISTENER_ERROR' })
+    } catch {}
+  }
+}
+
+module.exports = { Runtime }
