@@ -21,6 +21,23 @@ export declare class NativeClient {
   listAllInstances(): Promise<Array<string>>
   getInstanceInfo(instanceId: string): Promise<NativeInstanceInfo>
   deleteInstance(instanceId: string, force: boolean): Promise<NativeDeleteResult>
+  /**
+   * Dead letters in id order (PostgreSQL only): ids greater than `afterId`, at most
+   * `limit` (1–10000), optionally only `instanceId`'s.
+   */
+  listDeadLetters(instanceId: string | undefined | null, afterId: number, limit: number): Promise<Array<NativeDeadLetter>>
+  /** One dead letter, or null (PostgreSQL only). */
+  getDeadLetter(id: number): Promise<NativeDeadLetter | null>
+  /**
+   * Put a dead letter back on its queue with a fresh attempt budget and remove it from
+   * the store, atomically (PostgreSQL only). False when there is no such dead letter.
+   */
+  requeueDeadLetter(id: number): Promise<boolean>
+  /**
+   * Delete dead letters, optionally only `instanceId`'s and only those dead before
+   * `deadBeforeMs` (ms since the epoch); PostgreSQL only. Returns how many.
+   */
+  purgeDeadLetters(instanceId?: string | undefined | null, deadBeforeMs?: number | undefined | null): Promise<number>
 }
 
 /** A connected storage provider (SQLite or PostgreSQL). */
@@ -76,6 +93,28 @@ export declare class NativeRuntime {
 
 /** Connect to PostgreSQL through steadfast-pg (migrations applied unless disabled). */
 export declare function connectPostgres(options: PostgresConnectOptions): Promise<NativeProvider>
+
+/** A dead-lettered message (steadfast-pg's `DeadLetter`). Times are ms since the epoch. */
+export interface NativeDeadLetter {
+  id: number
+  /** `orchestrator` or `worker`. */
+  queue: string
+  instanceId: string
+  executionId?: number
+  activityId?: number
+  /** How many times the message had been handed out. */
+  attemptCount: number
+  maxAttempts?: number
+  /** `poison`, `attempt_ceiling` or `undecodable`. */
+  reason: string
+  error?: string
+  /** The original serialized work item (JSON text). */
+  workItem: string
+  sessionId?: string
+  tag?: string
+  enqueuedAt: number
+  deadAt: number
+}
 
 export interface NativeDeleteResult {
   instancesDeleted: number

@@ -1,5 +1,5 @@
 // Compile-only check of lib/index.d.ts (`npm run typecheck`); never executed.
-import { Client, PostgresProvider, Runtime, SqliteProvider, type Diagnostic, type RuntimeOptions } from 'steadfast'
+import { Client, PostgresProvider, Runtime, SqliteProvider, type DeadLetter, type Diagnostic, type RuntimeOptions } from 'steadfast'
 
 declare function use(...values: unknown[]): void
 
@@ -36,6 +36,21 @@ async function main(): Promise<void> {
   await client.startOrchestration('i1', 'Sum', { a: 1, b: 2 })
   const status = await client.waitForOrchestration('i1', 5000)
   use(status.output, status.customStatusVersion, rt.metricsSnapshot()?.orchStarts)
+  const letters: DeadLetter[] = await client.listDeadLetters({ instanceId: 'i1', afterId: 0, limit: 50 })
+  for (const d of letters) {
+    const queue: 'orchestrator' | 'worker' = d.queue
+    const executionId: number | null = d.executionId
+    const item: unknown = JSON.parse(d.workItem)
+    use(queue, executionId, item, d.reason === 'attempt_ceiling', d.deadAt - d.enqueuedAt)
+  }
+  const one: DeadLetter | null = await client.getDeadLetter(1)
+  const requeued: boolean = await client.requeueDeadLetter(one?.id ?? 1)
+  const purged: number = await client.purgeDeadLetters({ instanceId: 'i1', deadBeforeMs: Date.now() })
+  use(requeued, purged + (await client.purgeDeadLetters()), await client.listDeadLetters())
+  // @ts-expect-error deadBeforeMs is a purge option only
+  use(client.listDeadLetters({ deadBeforeMs: 1 }))
+  // @ts-expect-error ids are numbers
+  use(client.getDeadLetter('1'))
   await rt.shutdown(1000)
 }
 

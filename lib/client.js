@@ -3,7 +3,13 @@
 const native = require('./native')
 const { callAsync, typeError } = require('./errors')
 const { encode, decode } = require('./json')
-const { requireString, requireNonNegativeInt } = require('./options')
+const {
+  requireString,
+  requireNonNegativeInt,
+  requireId,
+  deadLetterListOptions,
+  deadLetterPurgeOptions,
+} = require('./options')
 const { nativeOf } = require('./providers')
 
 const FROM_NATIVE = Symbol('steadfast.client.fromNative')
@@ -17,7 +23,30 @@ function status(s) {
   return out
 }
 
-/** Starts, signals, inspects and deletes orchestration instances. */
+/** A native dead letter as the public shape: every field present, absent ones null. */
+function deadLetter(d) {
+  return {
+    id: d.id,
+    queue: d.queue,
+    instanceId: d.instanceId,
+    executionId: d.executionId ?? null,
+    activityId: d.activityId ?? null,
+    attemptCount: d.attemptCount,
+    maxAttempts: d.maxAttempts ?? null,
+    reason: d.reason,
+    error: d.error ?? null,
+    workItem: d.workItem,
+    sessionId: d.sessionId ?? null,
+    tag: d.tag ?? null,
+    enqueuedAt: d.enqueuedAt,
+    deadAt: d.deadAt,
+  }
+}
+
+/**
+ * Starts, signals, inspects and deletes orchestration instances; on PostgreSQL also lists,
+ * requeues and purges dead letters.
+ */
 class Client {
   #native
 
@@ -91,6 +120,31 @@ class Client {
     requireString('instanceId', instanceId)
     if (typeof force !== 'boolean') throw typeError('ERR_INVALID_ARG_TYPE', 'force must be a boolean')
     return callAsync(() => this.#native.deleteInstance(instanceId, force))
+  }
+
+  // Dead letters (steadfast-pg only; the native layer rejects with ERR_STEADFAST_UNSUPPORTED
+  // on SQLite).
+
+  async listDeadLetters(options) {
+    const { instanceId, afterId, limit } = deadLetterListOptions(options)
+    const letters = await callAsync(() => this.#native.listDeadLetters(instanceId, afterId, limit))
+    return letters.map(deadLetter)
+  }
+
+  async getDeadLetter(id) {
+    requireId('id', id)
+    const d = await callAsync(() => this.#native.getDeadLetter(id))
+    return d == null ? null : deadLetter(d)
+  }
+
+  async requeueDeadLetter(id) {
+    requireId('id', id)
+    return callAsync(() => this.#native.requeueDeadLetter(id))
+  }
+
+  async purgeDeadLetters(options) {
+    const { instanceId, deadBeforeMs } = deadLetterPurgeOptions(options)
+    return callAsync(() => this.#native.purgeDeadLetters(instanceId, deadBeforeMs))
   }
 }
 

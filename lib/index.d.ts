@@ -11,6 +11,7 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
  * `ERR_STEADFAST_INVALID_ARGUMENT`, `ERR_STEADFAST_INVALID_OPTIONS`, `ERR_STEADFAST_REGISTRATION`,
  * `ERR_STEADFAST_INVALID_STATE`, `ERR_STEADFAST_PROVIDER_OPEN`, `ERR_STEADFAST_PROVIDER`,
  * `ERR_STEADFAST_TIMEOUT`, `ERR_STEADFAST_NOT_FOUND`, `ERR_STEADFAST_INSTANCE_RUNNING`,
+ * `ERR_STEADFAST_UNSUPPORTED` (the provider cannot do this, e.g. dead letters on SQLite),
  * `ERR_STEADFAST_PANIC`.
  *
  * Argument and option validation happens in JS first and throws `TypeError` (codes
@@ -130,7 +131,68 @@ export interface DeleteInstanceResult {
   queueMessagesDeleted: number
 }
 
-/** Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d. */
+/**
+ * A message steadfast-pg moved out of its queue instead of delivering it again: poisoned by
+ * the runtime, stopped by the claim's attempt ceiling, or undecodable. Nothing is lost: the
+ * original work item is kept and can be requeued with {@link Client.requeueDeadLetter}.
+ * Fields that do not apply are `null`.
+ */
+export interface DeadLetter {
+  /** Store id: a positive integer, increasing in the order messages died. */
+  id: number
+  /** The queue the message came from and goes back to on requeue. */
+  queue: 'orchestrator' | 'worker'
+  instanceId: string
+  executionId: number | null
+  /** The activity's id within its execution (worker messages only). */
+  activityId: number | null
+  /** How many times the message had been handed out. */
+  attemptCount: number
+  /** The attempt limit in force when it died, if any. */
+  maxAttempts: number | null
+  /**
+   * `poison`: the runtime failed it as poison; `attempt_ceiling`: the claim stopped it past
+   * `maxAttempts + 1`; `undecodable`: its payload no longer deserializes.
+   */
+  reason: 'poison' | 'attempt_ceiling' | 'undecodable'
+  /** The failure message, e.g. the poison details. */
+  error: string | null
+  /** The original serialized work item (duroxide's `WorkItem`), as JSON text, never parsed. */
+  workItem: string
+  sessionId: string | null
+  /** The activity's worker tag, if it had one. */
+  tag: string | null
+  /** When the message was first enqueued, ms since the epoch. */
+  enqueuedAt: number
+  /** When it was dead-lettered, ms since the epoch (database clock). */
+  deadAt: number
+}
+
+/** Options of {@link Client.listDeadLetters}. Unknown keys are rejected (`TypeError`). */
+export interface ListDeadLettersOptions {
+  /** Only this instance's dead letters (non-empty). Default: all instances. */
+  instanceId?: string
+  /** Keyset paging: only ids greater than this (an integer ≥ 0; pass the last id of the previous page). Default 0. */
+  afterId?: number
+  /** Page size, an integer 1–10000. Default 100. */
+  limit?: number
+}
+
+/** Options of {@link Client.purgeDeadLetters}. Unknown keys are rejected (`TypeError`). */
+export interface PurgeDeadLettersOptions {
+  /** Only this instance's dead letters (non-empty). Default: all instances. */
+  instanceId?: string
+  /** Only those dead strictly before this time, ms since the epoch (an integer ≥ 0, e.g. `Date.now() - 86_400_000`). Default: any time. */
+  deadBeforeMs?: number
+}
+
+/**
+ * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d.
+ *
+ * On a {@link PostgresProvider} it also manages steadfast-pg's dead letters. On SQLite the
+ * dead-letter methods reject with a {@link SteadfastError} of code `ERR_STEADFAST_UNSUPPORTED`
+ * (after validating their arguments).
+ */
 export class Client {
   constructor(provider: Provider)
   /** Start an instance of the latest registered version of `orchestrationName`. `input` defaults to `null`. */
@@ -158,6 +220,30 @@ export class Client {
   getInstanceInfo(instanceId: string): Promise<InstanceInfo>
   /** Delete an instance and its history. Without `force` (default false) a running instance is refused. */
   deleteInstance(instanceId: string, force?: boolean): Promise<DeleteInstanceResult>
+  /**
+   * Dead letters in id order, at most `limit` (default 100) with ids greater than `afterId`
+   * (default 0), optionally only one instance's. PostgreSQL only. For the next page, pass the
+   * last id returned as `afterId`.
+   * Rejects with a `TypeError` / `RangeError` naming the option when one is malformed or unknown.
+   */
+  listDeadLetters(options?: ListDeadLettersOptions): Promise<DeadLetter[]>
+  /** One dead letter, or `null` when there is none with this id. `id`: a positive safe integer. PostgreSQL only. */
+  getDeadLetter(id: number): Promise<DeadLetter | null>
+  /**
+   * Put a dead letter back on its queue as a new message with a fresh attempt budget and
+   * remove it from the store, in one transaction. Resolves `false` when there is no dead
+   * letter with this id (e.g. already requeued or purged). `id`: a positive safe integer.
+   * PostgreSQL only.
+   *
+   * The message is delivered as it was: an activity runs again even when its orchestration
+   * has already failed (its result is then discarded).
+   */
+  requeueDeadLetter(id: number): Promise<boolean>
+  /**
+   * Delete dead letters for good; resolves how many were deleted. With no options, every dead
+   * letter in the store is deleted. PostgreSQL only.
+   */
+  purgeDeadLetters(options?: PurgeDeadLettersOptions): Promise<number>
 }
 
 // ---------------------------------------------------------------------------------------

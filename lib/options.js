@@ -55,6 +55,22 @@ const POSTGRES_FIELDS = {
   runMigrations: { kind: 'boolean', default: true },
 }
 
+/** Dead-letter filters (Client.listDeadLetters / Client.purgeDeadLetters). */
+const MAX_DEAD_LETTER_PAGE = 10_000
+/** The latest time a JS Date can hold, ms since the epoch. */
+const MAX_DATE_MS = 8_640_000_000_000_000
+
+const DEAD_LETTER_LIST_FIELDS = {
+  instanceId: { kind: 'text' },
+  afterId: { kind: 'int', min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 },
+  limit: { kind: 'int', min: 1, max: MAX_DEAD_LETTER_PAGE, default: 100 },
+}
+
+const DEAD_LETTER_PURGE_FIELDS = {
+  instanceId: { kind: 'text' },
+  deadBeforeMs: { kind: 'int', min: 0, max: MAX_DATE_MS },
+}
+
 const MAX_WORKER_TAGS = 5
 const MAX_TAG_NAME_BYTES = 256
 
@@ -126,6 +142,12 @@ function checkField(where, field, rule, value) {
       const bytes = Buffer.byteLength(value)
       if (bytes === 0 || bytes > rule.maxBytes) {
         throw rangeError(`${name} must be 1 to ${rule.maxBytes} bytes long (got ${bytes})`)
+      }
+      return value
+    }
+    case 'text': {
+      if (typeof value !== 'string' || value.length === 0) {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a non-empty string (got ${describeValue(value)})`)
       }
       return value
     }
@@ -283,6 +305,45 @@ function postgresOptions(options) {
   return out
 }
 
+/** Validate a dead-letter filter against `fields`; `undefined` values are treated as absent. */
+function deadLetterFilter(options, fields) {
+  if (options === undefined) return {}
+  checkPlainObject('options', options)
+  checkKnownKeys('options', options, fields)
+  const out = {}
+  for (const [field, value] of Object.entries(options)) {
+    if (value === undefined) continue
+    out[field] = checkField('options', field, fields[field], value)
+  }
+  return out
+}
+
+/** Validate Client.listDeadLetters options; returns them with defaults filled in. */
+function deadLetterListOptions(options) {
+  const out = deadLetterFilter(options, DEAD_LETTER_LIST_FIELDS)
+  return {
+    instanceId: out.instanceId,
+    afterId: out.afterId ?? DEAD_LETTER_LIST_FIELDS.afterId.default,
+    limit: out.limit ?? DEAD_LETTER_LIST_FIELDS.limit.default,
+  }
+}
+
+/** Validate Client.purgeDeadLetters options. */
+function deadLetterPurgeOptions(options) {
+  return deadLetterFilter(options, DEAD_LETTER_PURGE_FIELDS)
+}
+
+/** A dead-letter id: a positive safe integer. */
+function requireId(name, value) {
+  if (typeof value !== 'number') {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a number (got ${describeValue(value)})`)
+  }
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw rangeError(`${name} must be a positive safe integer (got ${describeValue(value)})`)
+  }
+  return value
+}
+
 function requireString(name, value) {
   if (typeof value !== 'string' || value.length === 0) {
     throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a non-empty string (got ${describeValue(value)})`)
@@ -311,10 +372,16 @@ function requireSemver(name, value) {
 module.exports = {
   RUNTIME_FIELDS,
   POSTGRES_FIELDS,
+  DEAD_LETTER_LIST_FIELDS,
+  DEAD_LETTER_PURGE_FIELDS,
+  MAX_DEAD_LETTER_PAGE,
   MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES,
   runtimeOptions,
   postgresOptions,
+  deadLetterListOptions,
+  deadLetterPurgeOptions,
+  requireId,
   requireString,
   requireNonNegativeInt,
   requireSemver,

@@ -1,13 +1,19 @@
 //! The management/control client. Inputs and outputs are JSON text; the JS layer encodes
-//! and parses.
+//! and parses. On PostgreSQL it also reaches steadfast-pg's dead-letter store, which duroxide's
+//! `Client` does not know about.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide::{Client, OrchestrationStatus};
 use napi_derive::napi;
+use steadfast_pg::{DeadLetter, DeadLetterFilter, PostgresProvider};
 
-use crate::errors::{client_error, guard};
+use crate::errors::{Code, JsError, client_error, error, guard, provider_error};
 use crate::providers::NativeProvider;
+
+/// Most dead letters one `list_dead_letters` call returns (the JS layer checks first).
+const MAX_DEAD_LETTER_PAGE: u32 = 10_000;
 
 /// Status of an instance. `output` is JSON text (parsed by the JS layer).
 #[napi(object)]
@@ -88,10 +94,83 @@ pub struct NativeDeleteResult {
     pub queue_messages_deleted: f64,
 }
 
+/// A dead-lettered message (steadfast-pg's `DeadLetter`). Times are ms since the epoch.
+#[napi(object)]
+pub struct NativeDeadLetter {
+    pub id: f64,
+    /// `orchestrator` or `worker`.
+    pub queue: String,
+    pub instance_id: String,
+    pub execution_id: Option<f64>,
+    pub activity_id: Option<f64>,
+    /// How many times the message had been handed out.
+    pub attempt_count: u32,
+    pub max_attempts: Option<u32>,
+    /// `poison`, `attempt_ceiling` or `undecodable`.
+    pub reason: String,
+    pub error: Option<String>,
+    /// The original serialized work item (JSON text).
+    pub work_item: String,
+    pub session_id: Option<String>,
+    pub tag: Option<String>,
+    pub enqueued_at: f64,
+    pub dead_at: f64,
+}
+
+fn dead_letter_to_js(d: DeadLetter) -> NativeDeadLetter {
+    NativeDeadLetter {
+        id: d.id as f64,
+        queue: d.queue.as_str().to_string(),
+        instance_id: d.instance_id,
+        execution_id: d.execution_id.map(|v| v as f64),
+        activity_id: d.activity_id.map(|v| v as f64),
+        attempt_count: d.attempt_count,
+        max_attempts: d.max_attempts,
+        reason: d.reason,
+        error: d.error,
+        work_item: d.work_item,
+        session_id: d.session_id,
+        tag: d.tag,
+        enqueued_at: d.enqueued_at_ms as f64,
+        dead_at: d.dead_at_ms as f64,
+    }
+}
+
+/// Backstop for values the JS layer already checked.
+fn check_range(name: &str, value: i64, min: i64, max: i64) -> napi::Result<()> {
+    if value < min || value > max {
+        return Err(error(
+            Code::InvalidArgument,
+            format!("{name} must be an integer between {min} and {max} (got {value})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Largest integer a JS number holds exactly.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
 /// A client on one provider.
 #[napi]
 pub struct NativeClient {
     pub(crate) inner: Client,
+    /// steadfast-pg behind `inner`, for the dead-letter API; None on SQLite.
+    pub(crate) pg: Option<Arc<PostgresProvider>>,
+}
+
+impl NativeClient {
+    /// The dead-letter store, or an `Unsupported` error naming the JS method.
+    fn dead_letters(&self, method: &str) -> Result<Arc<PostgresProvider>, JsError> {
+        self.pg.clone().ok_or_else(|| {
+            error(
+                Code::Unsupported,
+                format!(
+                    "client.{method}() is not supported on SQLite: dead letters need the \
+                     PostgreSQL provider (steadfast-pg)"
+                ),
+            )
+        })
+    }
 }
 
 #[napi]
@@ -100,6 +179,7 @@ impl NativeClient {
     pub fn new(provider: &NativeProvider) -> Self {
         Self {
             inner: Client::new(provider.store()),
+            pg: provider.postgres(),
         }
     }
 
@@ -238,6 +318,89 @@ impl NativeClient {
                 events_deleted: r.events_deleted as f64,
                 queue_messages_deleted: r.queue_messages_deleted as f64,
             })
+        })
+        .await
+    }
+
+    /// Dead letters in id order (PostgreSQL only): ids greater than `afterId`, at most
+    /// `limit` (1–10000), optionally only `instanceId`'s.
+    #[napi]
+    pub async fn list_dead_letters(
+        &self,
+        instance_id: Option<String>,
+        after_id: i64,
+        limit: u32,
+    ) -> napi::Result<Vec<NativeDeadLetter>> {
+        let pg = self.dead_letters("listDeadLetters");
+        guard(async move {
+            let pg = pg?;
+            check_range("afterId", after_id, 0, MAX_SAFE_INTEGER)?;
+            check_range("limit", limit.into(), 1, MAX_DEAD_LETTER_PAGE.into())?;
+            let filter = DeadLetterFilter {
+                instance_id,
+                after_id,
+                limit: Some(limit),
+                dead_before_ms: None,
+            };
+            let letters = pg
+                .list_dead_letters(&filter)
+                .await
+                .map_err(provider_error)?;
+            Ok(letters.into_iter().map(dead_letter_to_js).collect())
+        })
+        .await
+    }
+
+    /// One dead letter, or null (PostgreSQL only).
+    #[napi]
+    pub async fn get_dead_letter(&self, id: i64) -> napi::Result<Option<NativeDeadLetter>> {
+        let pg = self.dead_letters("getDeadLetter");
+        guard(async move {
+            let pg = pg?;
+            check_range("id", id, 1, MAX_SAFE_INTEGER)?;
+            let letter = pg.get_dead_letter(id).await.map_err(provider_error)?;
+            Ok(letter.map(dead_letter_to_js))
+        })
+        .await
+    }
+
+    /// Put a dead letter back on its queue with a fresh attempt budget and remove it from
+    /// the store, atomically (PostgreSQL only). False when there is no such dead letter.
+    #[napi]
+    pub async fn requeue_dead_letter(&self, id: i64) -> napi::Result<bool> {
+        let pg = self.dead_letters("requeueDeadLetter");
+        guard(async move {
+            let pg = pg?;
+            check_range("id", id, 1, MAX_SAFE_INTEGER)?;
+            pg.requeue_dead_letter(id).await.map_err(provider_error)
+        })
+        .await
+    }
+
+    /// Delete dead letters, optionally only `instanceId`'s and only those dead before
+    /// `deadBeforeMs` (ms since the epoch); PostgreSQL only. Returns how many.
+    #[napi]
+    pub async fn purge_dead_letters(
+        &self,
+        instance_id: Option<String>,
+        dead_before_ms: Option<i64>,
+    ) -> napi::Result<f64> {
+        let pg = self.dead_letters("purgeDeadLetters");
+        guard(async move {
+            let pg = pg?;
+            if let Some(ms) = dead_before_ms {
+                check_range("deadBeforeMs", ms, 0, MAX_SAFE_INTEGER)?;
+            }
+            let filter = DeadLetterFilter {
+                instance_id,
+                dead_before_ms: dead_before_ms.map(|ms| ms as u64),
+                ..DeadLetterFilter::default()
+            };
+            let purged = pg
+                .purge_dead_letters(&filter)
+                .await
+                .map_err(provider_error)?;
+            Ok(purged as f64)
         })
         .await
     }

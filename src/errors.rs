@@ -9,6 +9,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use duroxide::ClientError;
+use duroxide::providers::ProviderError;
 use futures_util::FutureExt;
 
 /// Stable error codes, visible to JS as `err.code`.
@@ -32,6 +33,8 @@ pub enum Code {
     NotFound,
     /// The instance is still running (delete without force).
     InstanceRunning,
+    /// The operation is not available on this provider (e.g. dead letters on SQLite).
+    Unsupported,
     /// A panic was caught at the boundary.
     Panic,
 }
@@ -48,6 +51,7 @@ impl AsRef<str> for Code {
             Code::Timeout => "ERR_STEADFAST_TIMEOUT",
             Code::NotFound => "ERR_STEADFAST_NOT_FOUND",
             Code::InstanceRunning => "ERR_STEADFAST_INSTANCE_RUNNING",
+            Code::Unsupported => "ERR_STEADFAST_UNSUPPORTED",
             Code::Panic => "ERR_STEADFAST_PANIC",
         }
     }
@@ -75,6 +79,12 @@ pub fn client_error(e: ClientError) -> JsError {
         ClientError::InstanceNotFound { .. } => Code::NotFound,
     };
     error(code, e)
+}
+
+/// Map a provider (storage) error, e.g. from steadfast-pg's dead-letter API. Its text names
+/// the operation and never the database URL.
+pub fn provider_error(e: ProviderError) -> JsError {
+    error(Code::Provider, e)
 }
 
 /// Text of a caught panic payload.
@@ -115,6 +125,7 @@ mod tests {
             Code::Timeout,
             Code::NotFound,
             Code::InstanceRunning,
+            Code::Unsupported,
             Code::Panic,
         ] {
             assert!(c.as_ref().starts_with("ERR_STEADFAST_"));
@@ -124,6 +135,8 @@ mod tests {
                 .reason
                 .starts_with("[ERR_STEADFAST_TIMEOUT] ")
         );
+        let e = provider_error(ProviderError::permanent("list_dead_letters", "boom"));
+        assert_eq!(e.reason, "[ERR_STEADFAST_PROVIDER] list_dead_letters: boom");
     }
 
     #[tokio::test]

@@ -38,6 +38,20 @@ impl NativeProvider {
             Backend::Postgres { provider, .. } => provider.clone(),
         }
     }
+
+    /// The steadfast-pg provider, for what only it offers (dead letters); None for SQLite.
+    pub(crate) fn postgres(&self) -> Option<Arc<steadfast_pg::PostgresProvider>> {
+        self.backend.postgres()
+    }
+}
+
+impl Backend {
+    pub(crate) fn postgres(&self) -> Option<Arc<steadfast_pg::PostgresProvider>> {
+        match self {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres { provider, .. } => Some(provider.clone()),
+        }
+    }
 }
 
 #[napi]

@@ -445,11 +445,22 @@ impl NativeRuntime {
     pub fn activity_client(&self, id: i64) -> napi::Result<NativeClient> {
         Ok(NativeClient {
             inner: self.activity(id)?.get_client(),
+            pg: self.dead_letter_store(),
         })
     }
 }
 
 impl NativeRuntime {
+    /// steadfast-pg for an activity's client: the runtime's own pool (which its duroxide
+    /// client uses too) while running, else the provider's. None on SQLite.
+    fn dead_letter_store(&self) -> Option<Arc<steadfast_pg::PostgresProvider>> {
+        let provider = self.backend.postgres()?;
+        match &self.lock().phase {
+            Phase::Running(Running { pg: Some(pg), .. }) => Some(pg.clone()),
+            _ => Some(provider),
+        }
+    }
+
     async fn start_inner(
         &self,
         activities: Vec<(String, Arc<ActivityCallback>)>,
