@@ -117,7 +117,11 @@ pub async fn provider_with(options: ProviderOptions) -> Arc<PostgresProvider> {
 /// the first (the reference SQLite factory returns a new in-memory database per call).
 /// Cross-instance FIFO is assumed by several validations (e.g.
 /// `test_cross_instance_lock_isolation` expects the oldest instance first), so the suite
-/// runs with `fanout = 1`; fan-out itself is covered by `claim_invariants.rs`.
+/// runs with `fanout = 1`; fan-out itself is covered by `claim_invariants.rs`. Strict FIFO
+/// makes concurrent fetchers chase the same rows, and `test_concurrent_instance_fetching`
+/// expects every one of 10 concurrent fetches to find work, so the claim bounds are
+/// raised (64 tries, 30 s) so that a loaded machine cannot turn that herd into an empty
+/// fetch; the bounds themselves are tested in `claim_invariants.rs`.
 pub struct ValidationFactory {
     pub label: String,
     pub polling: PollingMode,
@@ -153,6 +157,8 @@ impl ValidationFactory {
     fn options_for(&self, schema: &str) -> ProviderOptions {
         let mut o = options(schema, self.polling);
         o.claim.fanout = 1;
+        o.claim.max_claim_attempts = 64;
+        o.claim.max_claim_duration = Duration::from_secs(30);
         o
     }
 
