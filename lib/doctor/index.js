@@ -1,0 +1,175 @@
+'use strict'
+
+// `steadfast doctor`: a read-only health report of a steadfast or duroxide-pg schema.
+// Everything runs in one READ ONLY transaction with short lock and statement timeouts, so
+// doctor can neither change nor block the system it inspects.
+
+const pg = require('pg')
+const { parseDoctorArgs, UsageError, USAGE } = require('./args')
+const { inspectUrl, scrub } = require('./url')
+const { detectLayout, LayoutError } = require('./layout')
+const { dialect, queries } = require('./sql')
+const { snapshotChecks, THRESHOLDS } = require('./checks')
+const { sampleChecks } = require('./sample')
+const { buildReport, renderText, renderJson } = require('./report')
+
+const EXIT = Object.freeze({ HEALTHY: 0, UNHEALTHY: 1, ERROR: 2 })
+
+const TIMEOUTS = Object.freeze({ connectMs: 10_000, statement: '30s', lock: '2s', idle: '60s' })
+
+/** An error that ends doctor with exit code 2; `code` is one of usage, connection, schema, query. */
+class DoctorError extends Error {
+  constructor(code, message) {
+    super(message)
+    this.name = 'DoctorError'
+    this.code = code
+  }
+}
+
+function describePgError(e, schema) {
+  switch (e && e.code) {
+    case '55P03':
+      return `a table of schema "${schema}" is locked exclusively (DDL or VACUUM FULL?); doctor gave up after ${TIMEOUTS.lock} rather than wait`
+    case '57014':
+      return `a query ran longer than ${TIMEOUTS.statement} and was cancelled`
+    case '42501':
+      return `permission denied: ${e.message} (doctor needs SELECT on the schema's tables)`
+    default:
+      return e && e.message ? e.message : String(e)
+  }
+}
+
+/**
+ * Run the checks. `opts` is what parseDoctorArgs returns. Resolves to the report object;
+ * rejects with DoctorError.
+ */
+async function runDoctor(opts) {
+  const { url, display } = inspectUrl(opts.url)
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'steadfast-doctor',
+    connectionTimeoutMillis: TIMEOUTS.connectMs,
+  })
+  client.on('error', () => {}) // a dropped connection surfaces as a failed query
+  try {
+    await client.connect()
+  } catch (e) {
+    throw new DoctorError('connection', `cannot connect to ${display}: ${e && e.message ? e.message : e}`)
+  }
+  let began = false
+  try {
+    await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY`)
+    began = true
+    await client.query(`SET LOCAL statement_timeout = '${TIMEOUTS.statement}'`)
+    await client.query(`SET LOCAL lock_timeout = '${TIMEOUTS.lock}'`)
+    await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${TIMEOUTS.idle}'`)
+    const info = (
+      await client.query(
+        `SELECT current_database() AS db, current_setting('server_version_num')::int AS version,
+                current_setting('transaction_read_only') AS ro`,
+      )
+    ).rows[0]
+    if (info.ro !== 'on') throw new DoctorError('query', 'could not open a read-only transaction')
+
+    let layout
+    try {
+      layout = await detectLayout(client, opts.schema, info.db)
+    } catch (e) {
+      if (e instanceof LayoutError) throw new DoctorError('schema', e.message)
+      throw e
+    }
+    const d = dialect(layout.kind, opts.schema, layout.tables)
+    const q = queries(d)
+    let schemaVersion = null
+    if (layout.kind === 'steadfast' || layout.tables.has('_duroxide_migrations')) {
+      const v = (await client.query(q.schemaVersion)).rows[0].version
+      schemaVersion = v === null ? null : Number(v)
+    }
+    const checkedAt = (await client.query(`SELECT to_json(clock_timestamp()) AS t`)).rows[0].t
+    const checks = await snapshotChecks(client, { kind: layout.kind, q, maxAttempts: opts.maxAttempts })
+    const { lockWaiters, fetchLatency } = await sampleChecks(client, {
+      d,
+      q,
+      seconds: opts.sampleSeconds,
+      schemaOid: layout.oid,
+      schema: opts.schema,
+      hasWaitstart: info.version >= 140000,
+    })
+    checks.push(lockWaiters, fetchLatency)
+    return buildReport(
+      {
+        schema: opts.schema,
+        kind: layout.kind,
+        schemaVersion,
+        database: display,
+        checkedAt,
+        maxAttempts: opts.maxAttempts,
+        sampleSeconds: opts.sampleSeconds,
+      },
+      checks,
+    )
+  } catch (e) {
+    if (e instanceof DoctorError) throw e
+    throw new DoctorError('query', describePgError(e, opts.schema))
+  } finally {
+    if (began) await client.query('ROLLBACK').catch(() => {})
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * The `doctor` command: parse `argv` (the arguments after `doctor`), run, print, and resolve
+ * to the exit code. Never prints the URL's password.
+ */
+async function doctorMain(argv, io = { stdout: process.stdout, stderr: process.stderr }) {
+  let secrets = []
+  let display = '<url>'
+  let json = argv.includes('--json')
+  const fail = (code, message) => {
+    const text = scrub(message, secrets, display)
+    io.stderr.write(`steadfast doctor: ${text}\n`)
+    if (code === 'usage') io.stderr.write('Run `steadfast doctor --help` for usage.\n')
+    if (json) io.stdout.write(JSON.stringify({ healthy: null, error: { code, message: text } }, null, 2) + '\n')
+    return EXIT.ERROR
+  }
+  let opts
+  try {
+    // Find the secrets first, so even a usage error about another flag cannot echo them.
+    const i = argv.findIndex((a) => a === '--url' || a.startsWith('--url='))
+    const rawUrl = i < 0 ? undefined : argv[i].startsWith('--url=') ? argv[i].slice(6) : argv[i + 1]
+    if (rawUrl) {
+      try {
+        ;({ secrets, display } = inspectUrl(rawUrl))
+      } catch (e) {
+        secrets = e.secrets || []
+      }
+    }
+    opts = parseDoctorArgs(argv)
+    if (opts.help) {
+      io.stdout.write(USAGE + '\n')
+      return EXIT.HEALTHY
+    }
+    json = opts.json
+    ;({ secrets, display } = inspectUrl(opts.url))
+  } catch (e) {
+    if (e instanceof UsageError) {
+      if (e.secrets) secrets = [...new Set([...secrets, ...e.secrets])]
+      return fail('usage', e.message)
+    }
+    throw e
+  }
+  let report
+  try {
+    report = await runDoctor(opts)
+  } catch (e) {
+    if (e instanceof DoctorError) return fail(e.code, e.message)
+    return fail('internal', `unexpected error: ${e && e.stack ? e.stack : e}`)
+  }
+  // Report text comes from the database: mask only secrets long enough not to garble it.
+  const width = io.stdout.isTTY && io.stdout.columns ? Math.max(60, io.stdout.columns) : 100
+  const text = opts.json ? renderJson(report) : renderText(report, { width })
+  io.stdout.write(scrub(text, secrets.filter((s) => s.length >= 4)))
+  return report.healthy ? EXIT.HEALTHY : EXIT.UNHEALTHY
+}
+
+module.exports = { runDoctor, doctorMain, DoctorError, EXIT, THRESHOLDS, TIMEOUTS }
