@@ -22,4 +22,7 @@ echo "==> example app (embedded SQLite, then PostgreSQL)"
 echo "==> Node binding: npm test"
 ./scripts/node-test.sh
 
+echo "==> benchmarks, smoke version (keeps them working; numbers are not checked)"
+./target/debug/steadfast-bench --smoke --out target/bench-smoke.json
+
 echo "==> all tests passed"

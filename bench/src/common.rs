@@ -1,0 +1,335 @@
+//! Shared pieces: the providers under test, schemas, workloads, statistics, progress output.
+
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use duroxide::providers::Provider;
+use duroxide::runtime::registry::ActivityRegistry;
+use duroxide::{ActivityContext, OrchestrationContext, OrchestrationRegistry};
+use rand::Rng;
+use serde_json::{Value, json};
+use steadfast_pg::{PostgresProvider, ProviderOptions, RedeliveryBackoff};
+
+use crate::probe::FetchSample;
+
+/// The runtime's `max_attempts` in every scenario, and steadfast's `claim.max_attempts`.
+pub const MAX_ATTEMPTS: u32 = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Steadfast,
+    DuroxidePg,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Steadfast => "steadfast",
+            Kind::DuroxidePg => "duroxide-pg",
+        }
+    }
+}
+
+/// Settings shared by every scenario of one invocation.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub database_url: String,
+    pub pool: u32,
+    pub smoke: bool,
+    pub run_tag: String,
+}
+
+/// The redelivery backoff steadfast runs with in every scenario: the product defaults.
+impl Env {
+    /// How long a runtime shutdown waits for in-flight turns (a hot-instance turn may be
+    /// asleep in the probe for a whole lease).
+    pub fn shutdown_grace_ms(&self) -> u64 {
+        if self.smoke { 300 } else { 2_000 }
+    }
+}
+
+pub fn steadfast_backoff() -> RedeliveryBackoff {
+    RedeliveryBackoff::default()
+}
+
+pub fn backoff_json() -> Value {
+    let b = steadfast_backoff();
+    let schedule: Vec<f64> = (1..=MAX_ATTEMPTS)
+        .map(|k| b.delay(k, 0.0).as_secs_f64() * 1000.0)
+        .collect();
+    json!({
+        "base_ms": b.base.as_secs_f64() * 1000.0,
+        "cap_ms": b.cap.as_secs_f64() * 1000.0,
+        "jitter": b.jitter,
+        "schedule_ms_without_jitter": schedule,
+        "sum_ms_without_jitter": schedule.iter().sum::<f64>(),
+        "sum_ms_max_jitter": schedule.iter().sum::<f64>() * (1.0 + b.jitter),
+    })
+}
+
+/// Experiment knobs, not used by the published runs: `STEADFAST_BENCH_FANOUT` and
+/// `STEADFAST_BENCH_MAX_CLAIM_ATTEMPTS` override steadfast's `claim.fanout` and
+/// `claim.max_claim_attempts` (recorded in the results as `steadfast_claim_overrides`).
+pub fn claim_overrides() -> (Option<u32>, Option<u32>) {
+    let read = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+    (
+        read("STEADFAST_BENCH_FANOUT"),
+        read("STEADFAST_BENCH_MAX_CLAIM_ATTEMPTS"),
+    )
+}
+
+/// A provider under test, in its own fresh schema.
+pub struct Built {
+    pub schema: String,
+    pub provider: Arc<dyn Provider>,
+    pub steadfast: Option<Arc<PostgresProvider>>,
+}
+
+pub fn unique_schema(env: &Env, label: &str) -> String {
+    let n: u32 = rand::thread_rng().r#gen();
+    let tag: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("sfb_{}_{}_{:06x}", env.run_tag, tag, n & 0xff_ffff).to_lowercase()
+}
+
+pub async fn build(env: &Env, kind: Kind, label: &str) -> Result<Built> {
+    let schema = unique_schema(env, &format!("{label}_{}", kind.name()));
+    match kind {
+        Kind::Steadfast => {
+            let mut o = ProviderOptions::new(env.database_url.clone()).with_schema(schema.clone());
+            o.max_connections = env.pool;
+            o.claim.max_attempts = Some(MAX_ATTEMPTS);
+            o.claim.redelivery_backoff = steadfast_backoff();
+            let (fanout, tries) = claim_overrides();
+            if let Some(f) = fanout {
+                o.claim.fanout = f;
+            }
+            if let Some(t) = tries {
+                o.claim.max_claim_attempts = t;
+            }
+            let p = Arc::new(
+                PostgresProvider::connect_with_options(o)
+                    .await
+                    .context("connect steadfast-pg")?,
+            );
+            warm_pool(p.pool(), env.pool).await;
+            Ok(Built {
+                schema,
+                provider: p.clone() as Arc<dyn Provider>,
+                steadfast: Some(p),
+            })
+        }
+        Kind::DuroxidePg => {
+            // Pool size: DUROXIDE_PG_POOL_MAX, set in main() before any thread starts.
+            let p =
+                duroxide_pg::PostgresProvider::new_with_schema(&env.database_url, Some(&schema))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("connect duroxide-pg: {e}"))?;
+            warm_pool(p.pool(), env.pool).await;
+            Ok(Built {
+                schema,
+                provider: Arc::new(p) as Arc<dyn Provider>,
+                steadfast: None,
+            })
+        }
+    }
+}
+
+/// Open every connection of a provider's pool before measuring. A new backend costs tens
+/// of milliseconds of server CPU (more right after the schema's DDL); 32 of them opening at
+/// once inside the first claims would otherwise dominate the first seconds of every run.
+/// Connections the pool already holds are reused; each runs one trivial query.
+async fn warm_pool(pool: &sqlx::PgPool, size: u32) {
+    // Steadfast keeps one connection for LISTEN outside the pool's accounting; leave
+    // headroom so warming never waits for a connection.
+    let n = size.saturating_sub(1).max(1) as usize;
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (pool, barrier) = (pool.clone(), barrier.clone());
+        tasks.spawn(async move {
+            let conn = tokio::time::timeout(Duration::from_secs(10), pool.acquire()).await;
+            if let Ok(Ok(mut c)) = conn {
+                let _ = sqlx::query("SELECT 1").execute(&mut *c).await;
+                // Hold it until every task has one, so the pool opens n connections.
+                let _ = tokio::time::timeout(Duration::from_secs(10), barrier.wait()).await;
+                drop(c);
+            } else {
+                let _ = tokio::time::timeout(Duration::from_secs(10), barrier.wait()).await;
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+pub async fn admin_pool(env: &Env) -> Result<sqlx::PgPool> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&env.database_url)
+        .await
+        .context("connect to the database")
+}
+
+pub async fn drop_schema(env: &Env, schema: &str) {
+    match admin_pool(env).await {
+        Ok(pool) => {
+            let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+            if let Err(e) = sqlx::query(&sql).execute(&pool).await {
+                progress(&format!("warning: could not drop schema {schema}: {e}"));
+            }
+            pool.close().await;
+        }
+        Err(e) => progress(&format!("warning: could not drop schema {schema}: {e}")),
+    }
+}
+
+/// Close a provider and drop its schema.
+pub async fn teardown(env: &Env, built: Built) {
+    if let Some(p) = &built.steadfast {
+        p.close().await;
+    }
+    let schema = built.schema.clone();
+    drop(built);
+    drop_schema(env, &schema).await;
+}
+
+// ---------------------------------------------------------------------------
+// Workloads
+// ---------------------------------------------------------------------------
+
+pub const TRIVIAL: &str = "Trivial";
+pub const NOOP: &str = "Noop";
+pub const HOT_FANOUT: &str = "HotFanout";
+
+/// `Trivial`: one activity, then complete. `HotFanout`: `rounds` times fan out `fanout`
+/// activities and join them, then continue as new (runs until shutdown).
+pub fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
+    let activities = ActivityRegistry::builder()
+        .register(NOOP, |_ctx: ActivityContext, input: String| async move {
+            Ok(input)
+        })
+        .build();
+    let orchestrations = OrchestrationRegistry::builder()
+        .register(TRIVIAL, trivial)
+        .register(HOT_FANOUT, hot_fanout)
+        .build();
+    (activities, orchestrations)
+}
+
+async fn trivial(ctx: OrchestrationContext, input: String) -> Result<String, String> {
+    ctx.schedule_activity(NOOP, input).await
+}
+
+async fn hot_fanout(ctx: OrchestrationContext, input: String) -> Result<String, String> {
+    let (fanout, rounds) = input
+        .split_once('x')
+        .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+        .ok_or_else(|| format!("bad input {input}"))?;
+    for r in 0..rounds {
+        let calls = (0..fanout)
+            .map(|i| ctx.schedule_activity(NOOP, format!("{r}.{i}")))
+            .collect::<Vec<_>>();
+        for result in ctx.join(calls).await {
+            result?;
+        }
+    }
+    ctx.continue_as_new(input).await
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64
+}
+
+/// Latency summary in milliseconds (microsecond resolution).
+pub fn latency_json(micros: &mut [u32]) -> Value {
+    micros.sort_unstable();
+    let ms = |us: f64| us.round() / 1000.0;
+    let mean = if micros.is_empty() {
+        0.0
+    } else {
+        micros.iter().map(|&v| v as f64).sum::<f64>() / micros.len() as f64
+    };
+    json!({
+        "count": micros.len(),
+        "p50_ms": ms(percentile(micros, 50.0)),
+        "p90_ms": ms(percentile(micros, 90.0)),
+        "p99_ms": ms(percentile(micros, 99.0)),
+        "max_ms": ms(micros.last().copied().unwrap_or(0) as f64),
+        "mean_ms": ms(mean),
+    })
+}
+
+/// Fetch statistics: all calls, calls that returned an item, empty calls.
+pub fn fetch_json(samples: &[FetchSample]) -> Value {
+    let mut all: Vec<u32> = samples.iter().map(|s| s.micros).collect();
+    let mut found: Vec<u32> = samples
+        .iter()
+        .filter(|s| s.found)
+        .map(|s| s.micros)
+        .collect();
+    let mut empty: Vec<u32> = samples
+        .iter()
+        .filter(|s| !s.found && !s.error)
+        .map(|s| s.micros)
+        .collect();
+    let errors = samples.iter().filter(|s| s.error).count();
+    let n = samples.len().max(1) as f64;
+    json!({
+        "calls": samples.len(),
+        "found": found.len(),
+        "empty": empty.len(),
+        "errors": errors,
+        "empty_fraction": empty.len() as f64 / n,
+        "all": latency_json(&mut all),
+        "found_calls": latency_json(&mut found),
+        "empty_calls": latency_json(&mut empty),
+    })
+}
+
+pub fn ratio(num: f64, den: f64) -> Value {
+    if den > 0.0 && num.is_finite() {
+        json!((num / den * 1000.0).round() / 1000.0)
+    } else {
+        Value::Null
+    }
+}
+
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+// ---------------------------------------------------------------------------
+// Progress
+// ---------------------------------------------------------------------------
+
+static START: OnceLock<Instant> = OnceLock::new();
+
+pub fn start_clock() {
+    let _ = START.set(Instant::now());
+}
+
+/// One progress line on stderr, prefixed with the time since the program started.
+pub fn progress(msg: &str) {
+    let t = START.get().map(|s| s.elapsed()).unwrap_or_default();
+    eprintln!("[{:>7.1}s] {msg}", t.as_secs_f64());
+}
+
+pub fn epoch_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}

@@ -1,0 +1,327 @@
+//! Scenario 1: the PilotSwarm livelock.
+//!
+//! One process, one runtime with 32 orchestration dispatchers, `max_attempts` 10. One
+//! orchestration (`hot`) fails on every turn: the probe delays every fetch of it past the
+//! lease (`lock_timeout + 300 ms`), so every ack of it hits a dead lease. Meanwhile a
+//! closed loop keeps `in_flight` healthy one-activity orchestrations running. Each provider
+//! also runs the same load without the hot instance (the baseline).
+//!
+//! Both providers short-poll here (`dispatcher_long_poll_timeout` = 0; duroxide-pg ignores
+//! the poll timeout anyway), so every `fetch_orchestration_item` call is one claim and its
+//! wall time is the claim latency.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use duroxide::runtime::Runtime;
+use duroxide::{Client, OrchestrationStatus, RuntimeOptions};
+use serde_json::{Value, json};
+use steadfast_pg::DiagnosticKind;
+use tokio::sync::mpsc;
+
+use crate::common::{
+    self, Env, Kind, MAX_ATTEMPTS, TRIVIAL, fetch_json, progress, ratio, registries, round2,
+};
+use crate::driver::ClosedLoop;
+use crate::probe::Probe;
+
+const DISPATCHERS: usize = 32;
+const WORKERS: usize = 8;
+const IN_FLIGHT: usize = 64;
+const OVERRUN: Duration = Duration::from_millis(300);
+struct Cfg {
+    leases: Vec<Duration>,
+    /// Completions and fetches in the first `warmup` of a run are not counted.
+    warmup: Duration,
+    baseline: Duration,
+    hot_min: Duration,
+    /// Upper bound of a run with the hot instance, per lease.
+    hot_max: fn(Duration) -> Duration,
+}
+
+fn cfg(env: &Env) -> Cfg {
+    if env.smoke {
+        Cfg {
+            leases: vec![Duration::from_secs(1)],
+            warmup: Duration::from_millis(500),
+            baseline: Duration::from_millis(1500),
+            hot_min: Duration::from_millis(2000),
+            hot_max: |_| Duration::from_millis(2000),
+        }
+    } else {
+        Cfg {
+            leases: vec![Duration::from_secs(5), Duration::from_secs(1)],
+            warmup: Duration::from_secs(2),
+            baseline: Duration::from_secs(15),
+            hot_min: Duration::from_secs(20),
+            // steadfast needs 11 leases + the backoff schedule (see expected_bound); give
+            // it ~15 % head room, then call it "never".
+            hot_max: |lease| expected_bound(lease).mul_f64(1.15) + Duration::from_secs(5),
+        }
+    }
+}
+
+/// The earliest a provider that honours leases can make the hot instance terminal:
+/// hand-outs 1..=max_attempts each hold the lease to its end, the instance becomes
+/// claimable again after steadfast's backoff, the (max_attempts + 1)-th hand-out is
+/// poisoned by the runtime and its ack lands `lease + overrun` later. Jitter at its maximum.
+pub fn expected_bound(lease: Duration) -> Duration {
+    let b = common::steadfast_backoff();
+    let backoffs: Duration = (1..=MAX_ATTEMPTS).map(|k| b.delay(k, 1.0)).sum();
+    lease * (MAX_ATTEMPTS + 1) + OVERRUN + backoffs
+}
+
+fn runtime_options(lease: Duration) -> RuntimeOptions {
+    RuntimeOptions {
+        max_attempts: MAX_ATTEMPTS,
+        orchestration_concurrency: DISPATCHERS,
+        worker_concurrency: WORKERS,
+        orchestrator_lock_timeout: lease,
+        dispatcher_long_poll_timeout: Duration::ZERO,
+        ..RuntimeOptions::default()
+    }
+}
+
+fn describe(s: &OrchestrationStatus) -> String {
+    match s {
+        OrchestrationStatus::NotFound => "NotFound".into(),
+        OrchestrationStatus::Running { .. } => "Running".into(),
+        OrchestrationStatus::Completed { .. } => "Completed".into(),
+        OrchestrationStatus::Failed { details, .. } => format!("Failed ({})", details.category()),
+    }
+}
+
+async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg) -> Result<Value> {
+    let label = format!("ll{}{}", lease.as_secs(), if with_hot { "h" } else { "b" });
+    let built = common::build(env, kind, &label).await?;
+    let mut diag_rx = built.steadfast.as_ref().map(|p| p.subscribe());
+    let hot = format!("hot-{}", built.schema);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let probe = Arc::new(Probe::new(
+        built.provider.clone(),
+        with_hot.then(|| hot.clone()),
+        OVERRUN,
+        Some(tx),
+    ));
+    let stats = probe.stats.clone();
+    let client = Arc::new(Client::new(probe.clone()));
+    if with_hot {
+        // Oldest row: every dispatcher sees it first.
+        client.start_orchestration(&hot, TRIVIAL, "hot").await?;
+    }
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        probe.clone(),
+        activities,
+        orchestrations,
+        runtime_options(lease),
+    )
+    .await;
+    let run_start_ms = stats.now_ms();
+    let started = Instant::now();
+    let driver = ClosedLoop::spawn(client.clone(), "ok".into(), IN_FLIGHT, rx);
+
+    let max = if with_hot {
+        (c.hot_max)(lease)
+    } else {
+        c.baseline
+    };
+    let mut hot_terminal: Option<(f64, String)> = None;
+    let mut next_print = Duration::from_secs(5);
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let el = started.elapsed();
+        if with_hot
+            && hot_terminal.is_none()
+            && let Ok(s) = client.get_orchestration_status(&hot).await
+            && matches!(
+                s,
+                OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
+            )
+        {
+            hot_terminal = Some((el.as_secs_f64(), describe(&s)));
+            progress(&format!(
+                "  hot instance terminal after {:.1} s: {}",
+                el.as_secs_f64(),
+                describe(&s)
+            ));
+        }
+        if el >= next_print {
+            next_print += Duration::from_secs(5);
+            let cn = &stats.counters;
+            progress(&format!(
+                "  {}: {:>3.0} s, healthy completed {}, hot hand-outs {} (max attempt {}), ack rejections {}",
+                kind.name(),
+                el.as_secs_f64(),
+                cn.completed.load(Ordering::Relaxed),
+                cn.hot_fetches.load(Ordering::Relaxed),
+                cn.hot_max_attempt.load(Ordering::Relaxed),
+                cn.ack_rejected.load(Ordering::Relaxed),
+            ));
+        }
+        let done = if with_hot {
+            (hot_terminal.is_some() && el >= c.hot_min) || el >= max
+        } else {
+            el >= c.baseline
+        };
+        if done {
+            break;
+        }
+    }
+    let end_ms = stats.now_ms();
+    let elapsed = started.elapsed();
+    driver.stop();
+    let from_ms = run_start_ms + c.warmup.as_millis() as u32;
+    let healthy = stats.completions_between(from_ms, end_ms);
+    let window_s = (end_ms.saturating_sub(from_ms)) as f64 / 1000.0;
+    let rate = healthy as f64 / window_s.max(0.001);
+
+    // steadfast's own view of the hot instance's attempts and its diagnostics.
+    let mut db_attempts = Value::Null;
+    let mut diagnostics = serde_json::Map::new();
+    if with_hot
+        && let Some(p) = &built.steadfast
+        && let Ok(n) = p.max_attempt_count(&hot).await
+    {
+        db_attempts = json!(n);
+    }
+    rt.shutdown(Some(env.shutdown_grace_ms())).await;
+    if let Some(rx) = diag_rx.as_mut() {
+        while let Ok(d) = rx.try_recv() {
+            if d.kind == DiagnosticKind::ClaimExhausted || d.instance_id.as_deref() == Some(&hot) {
+                let e = diagnostics
+                    .entry(d.kind.event_name().to_string())
+                    .or_insert(json!(0));
+                *e = json!(e.as_u64().unwrap_or(0) + 1);
+            }
+        }
+    }
+    let cn = &stats.counters;
+    let total_completed = cn.completed.load(Ordering::Relaxed);
+    let fetches = stats.fetches_since(from_ms);
+    let result = json!({
+        "provider": kind.name(),
+        "lease_s": lease.as_secs_f64(),
+        "with_hot_instance": with_hot,
+        "duration_s": round2(elapsed.as_secs_f64()),
+        "measured_window_s": round2(window_s),
+        "healthy_completed": healthy,
+        "healthy_completed_total": total_completed,
+        "healthy_per_s": round2(rate),
+        "hot_terminal_after_s": hot_terminal.as_ref().map(|t| round2(t.0)),
+        "hot_final_status": hot_terminal.as_ref().map(|t| t.1.clone()),
+        "hot_handouts": cn.hot_fetches.load(Ordering::Relaxed),
+        "hot_max_attempt_count": cn.hot_max_attempt.load(Ordering::Relaxed),
+        "hot_max_attempt_count_db": db_attempts,
+        "hot_handout_times": stats.hot_handouts().iter().map(|(t, a)| json!([round2((t.saturating_sub(run_start_ms)) as f64 / 1000.0), a])).collect::<Vec<_>>(),
+        "ack_rejections": cn.ack_rejected.load(Ordering::Relaxed),
+        "hot_ack_rejections": cn.hot_ack_rejected.load(Ordering::Relaxed),
+        "acks_ok": cn.ack_ok.load(Ordering::Relaxed),
+        "start_errors": driver.start_errors.load(Ordering::Relaxed),
+        "fetch": fetch_json(&fetches),
+        "steadfast_diagnostics": if built.steadfast.is_some() { Value::Object(diagnostics) } else { Value::Null },
+    });
+    common::teardown(env, built).await;
+    if total_completed == 0 {
+        anyhow::bail!(
+            "{}: no healthy orchestration completed in {:.1} s",
+            kind.name(),
+            elapsed.as_secs_f64()
+        );
+    }
+    if with_hot && cn.hot_fetches.load(Ordering::Relaxed) == 0 {
+        anyhow::bail!("{}: the hot instance was never handed out", kind.name());
+    }
+    Ok(result)
+}
+
+pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
+    let c = cfg(env);
+    let mut variants = Vec::new();
+    for &lease in &c.leases {
+        let bound = expected_bound(lease);
+        progress(&format!(
+            "livelock: lease {} s, {DISPATCHERS} dispatchers, max_attempts {MAX_ATTEMPTS}; lease-honouring bound for the hot instance {:.1} s",
+            lease.as_secs_f64(),
+            bound.as_secs_f64()
+        ));
+        let mut per = serde_json::Map::new();
+        for &kind in kinds {
+            progress(&format!(
+                "livelock {}: baseline (no hot instance)",
+                kind.name()
+            ));
+            let base = one_run(env, kind, lease, false, &c).await?;
+            progress(&format!(
+                "livelock {}: baseline {} healthy/s, fetch p99 {} ms",
+                kind.name(),
+                base["healthy_per_s"],
+                base["fetch"]["all"]["p99_ms"]
+            ));
+            progress(&format!("livelock {}: with the hot instance", kind.name()));
+            let hot = one_run(env, kind, lease, true, &c).await?;
+            let rel = ratio(
+                hot["healthy_per_s"].as_f64().unwrap_or(0.0),
+                base["healthy_per_s"].as_f64().unwrap_or(0.0),
+            );
+            progress(&format!(
+                "livelock {}: hot terminal {}, max attempt {}, healthy {}/s = {} of baseline, fetch p99 {} ms, ack rejections {}",
+                kind.name(),
+                match hot["hot_terminal_after_s"].as_f64() {
+                    Some(t) => format!("after {t:.1} s"),
+                    None => "never".into(),
+                },
+                hot["hot_max_attempt_count"],
+                hot["healthy_per_s"],
+                rel,
+                hot["fetch"]["all"]["p99_ms"],
+                hot["ack_rejections"],
+            ));
+            per.insert(
+                kind.name().into(),
+                json!({ "baseline": base, "hot": hot, "healthy_throughput_vs_baseline": rel }),
+            );
+        }
+        let cmp = |k: &str| -> Value {
+            let get = |p: &str| per.get(p).map(|v| v["hot"].clone());
+            match (get("steadfast"), get("duroxide-pg")) {
+                (Some(s), Some(d)) => match k {
+                    "fetch_p99_ms" => ratio(
+                        d["fetch"]["all"]["p99_ms"].as_f64().unwrap_or(0.0),
+                        s["fetch"]["all"]["p99_ms"].as_f64().unwrap_or(0.0),
+                    ),
+                    _ => ratio(
+                        s["healthy_per_s"].as_f64().unwrap_or(0.0),
+                        d["healthy_per_s"].as_f64().unwrap_or(0.0),
+                    ),
+                },
+                _ => Value::Null,
+            }
+        };
+        let ratios = json!({
+            "healthy_per_s_steadfast_over_duroxide_pg": cmp("healthy"),
+            "fetch_p99_duroxide_pg_over_steadfast": cmp("fetch_p99_ms"),
+        });
+        variants.push(json!({
+            "lease_s": lease.as_secs_f64(),
+            "lease_honouring_bound_s": round2(bound.as_secs_f64()),
+            "target_terminal_within_s": round2(bound.as_secs_f64() + 2.0),
+            "providers": per,
+            "ratios": ratios,
+        }));
+    }
+    Ok(json!({
+        "dispatchers": DISPATCHERS,
+        "processes": 1,
+        "worker_dispatchers": WORKERS,
+        "healthy_in_flight": IN_FLIGHT,
+        "max_attempts": MAX_ATTEMPTS,
+        "fetch_overrun_ms": OVERRUN.as_millis() as u64,
+        "warmup_s": c.warmup.as_secs_f64(),
+        "polling": "short (dispatcher_long_poll_timeout = 0, dispatcher_min_poll_interval = 100 ms)",
+        "steadfast_redelivery_backoff": common::backoff_json(),
+        "variants": variants,
+    }))
+}

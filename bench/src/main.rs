@@ -1,0 +1,313 @@
+//! `steadfast-bench`: steadfast-pg side by side with duroxide-pg 0.1.38 on the duroxide
+//! 0.1.32 runtime. See `bench/README.md`.
+
+mod ceiling;
+mod common;
+mod contention;
+mod driver;
+mod livelock;
+mod probe;
+mod throughput;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::common::{Env, Kind, progress};
+
+const USAGE: &str = "\
+usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
+                       [--scenario livelock|contention|throughput|ceiling|all]
+                       [--out bench/results/<file>.json] [--database-url URL] [--pool N]
+
+  --smoke          seconds-long version of each scenario (what CI runs)
+  --provider       which provider(s) to run; default both
+  --scenario       comma-separated list or `all` (default)
+  --out            JSON results file; default bench/results/run-<epoch>.json
+                   (target/bench-smoke-<epoch>.json with --smoke)
+  --database-url   default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
+                   or postgres://postgres@127.0.0.1:5432/test
+  --pool N         connection pool size of each provider (both the same); default 32,
+                   8 with --smoke
+";
+
+const SCENARIOS: [&str; 4] = ["livelock", "contention", "throughput", "ceiling"];
+
+struct Args {
+    smoke: bool,
+    kinds: Vec<Kind>,
+    scenarios: Vec<String>,
+    out: Option<PathBuf>,
+    database_url: String,
+    pool: u32,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args {
+        smoke: false,
+        kinds: vec![Kind::Steadfast, Kind::DuroxidePg],
+        scenarios: SCENARIOS.iter().map(|s| s.to_string()).collect(),
+        out: None,
+        database_url: std::env::var("STEADFAST_BENCH_DATABASE_URL")
+            .or_else(|_| std::env::var("STEADFAST_TEST_DATABASE_URL"))
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        pool: 0,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().with_context(|| format!("{name} needs a value")),
+            }
+        };
+        match flag.as_str() {
+            "--smoke" => args.smoke = true,
+            "--provider" => {
+                args.kinds = match value("--provider")?.as_str() {
+                    "steadfast" => vec![Kind::Steadfast],
+                    "duroxide-pg" => vec![Kind::DuroxidePg],
+                    "both" => vec![Kind::Steadfast, Kind::DuroxidePg],
+                    other => bail!("--provider: unknown provider {other:?}\n\n{USAGE}"),
+                }
+            }
+            "--scenario" => {
+                let v = value("--scenario")?;
+                let mut list = Vec::new();
+                for s in v.split(',') {
+                    if s == "all" {
+                        list.extend(SCENARIOS.iter().map(|s| s.to_string()));
+                    } else if SCENARIOS.contains(&s) {
+                        list.push(s.to_string());
+                    } else {
+                        bail!("--scenario: unknown scenario {s:?}\n\n{USAGE}");
+                    }
+                }
+                list.dedup();
+                args.scenarios = list;
+            }
+            "--out" => args.out = Some(PathBuf::from(value("--out")?)),
+            "--database-url" => args.database_url = value("--database-url")?,
+            "--pool" => {
+                args.pool = value("--pool")?
+                    .parse()
+                    .context("--pool must be a number")?;
+                if !(2..=90).contains(&args.pool) {
+                    bail!("--pool must be between 2 and 90");
+                }
+            }
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n\n{USAGE}"),
+        }
+    }
+    if args.pool == 0 {
+        // Smoke: fewer connections to open per provider (each costs server CPU at start).
+        args.pool = if args.smoke { 8 } else { 32 };
+    }
+    Ok(args)
+}
+
+fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The 1-minute load average: other work on the machine skews every number here.
+pub fn loadavg() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+}
+
+fn machine_json() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    let mem_gib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemTotal"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| (kb / 1024.0 / 1024.0 * 10.0).round() / 10.0)
+    });
+    json!({
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "cpu_model": cpu,
+        "memory_gib": mem_gib,
+        "kernel": command_output("uname", &["-sr"]),
+        "git_commit": command_output("git", &["rev-parse", "--short", "HEAD"]),
+        "git_dirty": command_output("git", &["status", "--porcelain"]).map(|s| !s.is_empty()),
+        "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+    })
+}
+
+async fn database_json(env: &Env) -> Value {
+    let Ok(pool) = common::admin_pool(env).await else {
+        return Value::Null;
+    };
+    let mut v = serde_json::Map::new();
+    for (key, sql) in [
+        ("version", "select version()"),
+        ("max_connections", "show max_connections"),
+        ("shared_buffers", "show shared_buffers"),
+        ("synchronous_commit", "show synchronous_commit"),
+        ("fsync", "show fsync"),
+    ] {
+        if let Ok(s) = sqlx::query_scalar::<_, String>(sql).fetch_one(&pool).await {
+            v.insert(key.into(), json!(s));
+        }
+    }
+    pool.close().await;
+    Value::Object(v)
+}
+
+async fn run(args: Args) -> Result<()> {
+    let started_epoch = common::epoch_secs();
+    let env = Env {
+        database_url: args.database_url.clone(),
+        pool: args.pool,
+        smoke: args.smoke,
+        run_tag: format!("{}", started_epoch % 1_000_000_000),
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(if args.smoke {
+            format!("target/bench-smoke-{started_epoch}.json")
+        } else {
+            format!("bench/results/run-{started_epoch}.json")
+        })
+    });
+    let command: Vec<String> = std::env::args().collect();
+    progress(&format!(
+        "steadfast-bench {}: providers [{}], scenarios [{}], pool {}, results -> {}",
+        if args.smoke { "(smoke)" } else { "" },
+        args.kinds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.scenarios.join(", "),
+        args.pool,
+        out.display()
+    ));
+    let database = database_json(&env).await;
+    if database.is_null() {
+        bail!("database not reachable (set --database-url or STEADFAST_BENCH_DATABASE_URL)");
+    }
+    let mut results = serde_json::Map::new();
+    let mut report = json!({
+        "schema_version": 1,
+        "started_at_epoch_s": started_epoch,
+        "command": command.join(" "),
+        "smoke": args.smoke,
+        "providers": args.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "versions": { "duroxide": "0.1.32", "duroxide-pg": "0.1.38", "steadfast-pg": env!("CARGO_PKG_VERSION") },
+        "pool_size": args.pool,
+        "steadfast_claim_overrides": {
+            "fanout": common::claim_overrides().0,
+            "max_claim_attempts": common::claim_overrides().1,
+        },
+        "machine": machine_json(),
+        "database": database,
+    });
+    let write = |report: &Value, results: &serde_json::Map<String, Value>| -> Result<()> {
+        let mut r = report.clone();
+        r["scenarios"] = Value::Object(results.clone());
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).ok();
+        }
+        std::fs::write(&out, serde_json::to_string_pretty(&r)? + "\n")
+            .with_context(|| format!("write {}", out.display()))
+    };
+    for scenario in &args.scenarios {
+        let t = Instant::now();
+        let load_before = loadavg();
+        progress(&format!(
+            "=== scenario {scenario} === (load average {})",
+            load_before.map_or("?".into(), |l| format!("{l:.2}"))
+        ));
+        if load_before.is_some_and(|l| l > 1.5) {
+            progress("warning: the machine is busy (load average > 1.5); numbers will be skewed");
+        }
+        let value = match scenario.as_str() {
+            "livelock" => livelock::run(&env, &args.kinds).await,
+            "contention" => contention::run(&env, &args.kinds).await,
+            "throughput" => throughput::run(&env, &args.kinds).await,
+            "ceiling" => ceiling::run(&env).await,
+            _ => unreachable!(),
+        }
+        .with_context(|| format!("scenario {scenario}"))?;
+        let mut value = value;
+        value["wall_time_s"] = json!(common::round2(t.elapsed().as_secs_f64()));
+        value["load_average_before"] = json!(load_before);
+        value["load_average_after"] = json!(loadavg());
+        results.insert(scenario.clone(), value);
+        // Write after every scenario, so a late failure keeps what was measured.
+        write(&report, &results)?;
+        progress(&format!(
+            "=== scenario {scenario} done in {:.1} s ===",
+            t.elapsed().as_secs_f64()
+        ));
+    }
+    // Throughput as a fraction of the database's own ceiling, when both ran.
+    if let (Some(t), Some(c)) = (results.get("throughput"), results.get("ceiling")) {
+        let summary = throughput::versus_ceiling(t, c);
+        report["throughput_vs_ceiling"] = summary;
+    }
+    write(&report, &results)?;
+    progress(&format!("results written to {}", out.display()));
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    common::start_clock();
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("steadfast-bench: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("STEADFAST_BENCH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    // duroxide-pg sizes its pool from this variable when it connects; set it before any
+    // thread exists so both providers run with the same pool size.
+    // SAFETY: single-threaded here; no other thread reads the environment yet.
+    unsafe { std::env::set_var("DUROXIDE_PG_POOL_MAX", args.pool.to_string()) };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("steadfast-bench: tokio: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("steadfast-bench: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

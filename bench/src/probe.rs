@@ -1,0 +1,398 @@
+//! A measuring `Provider` wrapper, the same for both providers under test.
+//!
+//! It delegates every call and records:
+//! - the wall time of every `fetch_orchestration_item` call (excluding the injected sleep
+//!   below) and whether it returned an item;
+//! - errors from `ack_orchestration_item` (an ack the provider refused: dead lease, etc.);
+//! - orchestration completions (an ack that committed `status = Completed`), sent on a
+//!   channel so closed-loop drivers can start the next instance;
+//! - how many messages each successful ack consumed.
+//!
+//! For the livelock scenario it also reproduces "fails on every turn" the way
+//! `crates/steadfast-pg/tests/livelock_regression.rs` does: when a fetch returns the hot
+//! instance, the wrapper sleeps `lock_timeout + overrun` before handing the item to the
+//! runtime, so every ack of that instance arrives with a dead lease.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use duroxide::providers::{
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderAdmin,
+    ProviderError, ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
+};
+use duroxide::{Event, SystemStats};
+use tokio::sync::mpsc;
+
+/// One `fetch_orchestration_item` call.
+#[derive(Clone, Copy, Debug)]
+pub struct FetchSample {
+    /// Milliseconds since the probe was created, at the start of the call.
+    pub at_ms: u32,
+    /// Wall time of the provider's fetch, microseconds.
+    pub micros: u32,
+    /// The call returned an item.
+    pub found: bool,
+    /// The call returned an error.
+    pub error: bool,
+}
+
+#[derive(Default)]
+pub struct ProbeCounters {
+    pub ack_ok: AtomicU64,
+    pub ack_rejected: AtomicU64,
+    pub hot_ack_rejected: AtomicU64,
+    pub messages_acked: AtomicU64,
+    pub completed: AtomicU64,
+    pub hot_fetches: AtomicU32,
+    pub hot_max_attempt: AtomicU32,
+    pub worker_fetch_found: AtomicU64,
+    pub worker_fetch_empty: AtomicU64,
+}
+
+pub struct ProbeStats {
+    pub started: Instant,
+    pub counters: ProbeCounters,
+    fetches: Mutex<Vec<FetchSample>>,
+    completions_ms: Mutex<Vec<u32>>,
+    /// (ms since start, attempt_count) of every hand-out of the hot instance.
+    hot_handouts: Mutex<Vec<(u32, u32)>>,
+}
+
+impl ProbeStats {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            counters: ProbeCounters::default(),
+            fetches: Mutex::new(Vec::with_capacity(1 << 16)),
+            completions_ms: Mutex::new(Vec::with_capacity(1 << 14)),
+            hot_handouts: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn now_ms(&self) -> u32 {
+        self.started.elapsed().as_millis() as u32
+    }
+
+    pub fn fetches(&self) -> Vec<FetchSample> {
+        self.fetches.lock().unwrap().clone()
+    }
+
+    pub fn fetches_since(&self, from_ms: u32) -> Vec<FetchSample> {
+        self.fetches
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.at_ms >= from_ms)
+            .copied()
+            .collect()
+    }
+
+    pub fn completions_between(&self, from_ms: u32, to_ms: u32) -> usize {
+        self.completions_ms
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&t| t >= from_ms && t < to_ms)
+            .count()
+    }
+
+    pub fn hot_handouts(&self) -> Vec<(u32, u32)> {
+        self.hot_handouts.lock().unwrap().clone()
+    }
+}
+
+pub struct Probe {
+    inner: Arc<dyn Provider>,
+    hot: Option<String>,
+    overrun: Duration,
+    pub stats: Arc<ProbeStats>,
+    /// lock token -> (instance, number of messages in the item)
+    tokens: Mutex<HashMap<String, (String, usize)>>,
+    completions: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl Probe {
+    /// `hot`: the instance whose fetches are delayed past their lease by `overrun`.
+    /// `completions`: receives the id of every instance whose completing ack committed.
+    pub fn new(
+        inner: Arc<dyn Provider>,
+        hot: Option<String>,
+        overrun: Duration,
+        completions: Option<mpsc::UnboundedSender<String>>,
+    ) -> Self {
+        Self {
+            inner,
+            hot,
+            overrun,
+            stats: Arc::new(ProbeStats::new()),
+            tokens: Mutex::new(HashMap::new()),
+            completions,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Probe {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn version(&self) -> &str {
+        self.inner.version()
+    }
+
+    async fn fetch_orchestration_item(
+        &self,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        filter: Option<&DispatcherCapabilityFilter>,
+    ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
+        let at_ms = self.stats.now_ms();
+        let t0 = Instant::now();
+        let fetched = self
+            .inner
+            .fetch_orchestration_item(lock_timeout, poll_timeout, filter)
+            .await;
+        let micros = t0.elapsed().as_micros().min(u32::MAX as u128) as u32;
+        self.stats.fetches.lock().unwrap().push(FetchSample {
+            at_ms,
+            micros,
+            found: matches!(fetched, Ok(Some(_))),
+            error: fetched.is_err(),
+        });
+        let fetched = fetched?;
+        if let Some((item, token, attempt)) = &fetched {
+            self.tokens
+                .lock()
+                .unwrap()
+                .insert(token.clone(), (item.instance.clone(), item.messages.len()));
+            if self.hot.as_deref() == Some(item.instance.as_str()) {
+                let c = &self.stats.counters;
+                c.hot_fetches.fetch_add(1, Ordering::Relaxed);
+                c.hot_max_attempt.fetch_max(*attempt, Ordering::Relaxed);
+                self.stats
+                    .hot_handouts
+                    .lock()
+                    .unwrap()
+                    .push((self.stats.now_ms(), *attempt));
+                tokio::time::sleep(lock_timeout + self.overrun).await;
+            }
+        }
+        Ok(fetched)
+    }
+
+    async fn ack_orchestration_item(
+        &self,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: Vec<Event>,
+        worker_items: Vec<WorkItem>,
+        orchestrator_items: Vec<WorkItem>,
+        metadata: ExecutionMetadata,
+        cancelled_activities: Vec<ScheduledActivityIdentifier>,
+    ) -> Result<(), ProviderError> {
+        let completed = metadata.status.as_deref() == Some("Completed");
+        let result = self
+            .inner
+            .ack_orchestration_item(
+                lock_token,
+                execution_id,
+                history_delta,
+                worker_items,
+                orchestrator_items,
+                metadata,
+                cancelled_activities,
+            )
+            .await;
+        let entry = self.tokens.lock().unwrap().remove(lock_token);
+        let c = &self.stats.counters;
+        match &result {
+            Ok(()) => {
+                c.ack_ok.fetch_add(1, Ordering::Relaxed);
+                if let Some((instance, messages)) = entry {
+                    c.messages_acked
+                        .fetch_add(messages as u64, Ordering::Relaxed);
+                    if completed {
+                        c.completed.fetch_add(1, Ordering::Relaxed);
+                        self.stats
+                            .completions_ms
+                            .lock()
+                            .unwrap()
+                            .push(self.stats.now_ms());
+                        if let Some(tx) = &self.completions {
+                            let _ = tx.send(instance);
+                        }
+                    }
+                }
+            }
+            Err(_) => {
+                c.ack_rejected.fetch_add(1, Ordering::Relaxed);
+                if let Some((instance, _)) = &entry
+                    && self.hot.as_deref() == Some(instance.as_str())
+                {
+                    c.hot_ack_rejected.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        result
+    }
+
+    async fn abandon_orchestration_item(
+        &self,
+        lock_token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        self.tokens.lock().unwrap().remove(lock_token);
+        self.inner
+            .abandon_orchestration_item(lock_token, delay, ignore_attempt)
+            .await
+    }
+
+    async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
+        self.inner.read(instance).await
+    }
+
+    async fn read_with_execution(
+        &self,
+        instance: &str,
+        execution_id: u64,
+    ) -> Result<Vec<Event>, ProviderError> {
+        self.inner.read_with_execution(instance, execution_id).await
+    }
+
+    async fn append_with_execution(
+        &self,
+        instance: &str,
+        execution_id: u64,
+        new_events: Vec<Event>,
+    ) -> Result<(), ProviderError> {
+        self.inner
+            .append_with_execution(instance, execution_id, new_events)
+            .await
+    }
+
+    async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
+        self.inner.enqueue_for_worker(item).await
+    }
+
+    async fn fetch_work_item(
+        &self,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_filter: &TagFilter,
+    ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
+        let r = self
+            .inner
+            .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
+            .await;
+        let c = &self.stats.counters;
+        match &r {
+            Ok(Some(_)) => c.worker_fetch_found.fetch_add(1, Ordering::Relaxed),
+            _ => c.worker_fetch_empty.fetch_add(1, Ordering::Relaxed),
+        };
+        r
+    }
+
+    async fn ack_work_item(
+        &self,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        self.inner.ack_work_item(token, completion).await
+    }
+
+    async fn renew_work_item_lock(
+        &self,
+        token: &str,
+        extend_for: Duration,
+    ) -> Result<(), ProviderError> {
+        self.inner.renew_work_item_lock(token, extend_for).await
+    }
+
+    async fn renew_session_lock(
+        &self,
+        owner_ids: &[&str],
+        extend_for: Duration,
+        idle_timeout: Duration,
+    ) -> Result<usize, ProviderError> {
+        self.inner
+            .renew_session_lock(owner_ids, extend_for, idle_timeout)
+            .await
+    }
+
+    async fn cleanup_orphaned_sessions(
+        &self,
+        idle_timeout: Duration,
+    ) -> Result<usize, ProviderError> {
+        self.inner.cleanup_orphaned_sessions(idle_timeout).await
+    }
+
+    async fn abandon_work_item(
+        &self,
+        token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        self.inner
+            .abandon_work_item(token, delay, ignore_attempt)
+            .await
+    }
+
+    async fn renew_orchestration_item_lock(
+        &self,
+        token: &str,
+        extend_for: Duration,
+    ) -> Result<(), ProviderError> {
+        self.inner
+            .renew_orchestration_item_lock(token, extend_for)
+            .await
+    }
+
+    async fn enqueue_for_orchestrator(
+        &self,
+        item: WorkItem,
+        delay: Option<Duration>,
+    ) -> Result<(), ProviderError> {
+        self.inner.enqueue_for_orchestrator(item, delay).await
+    }
+
+    fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {
+        self.inner.as_management_capability()
+    }
+
+    async fn get_custom_status(
+        &self,
+        instance: &str,
+        last_seen_version: u64,
+    ) -> Result<Option<(Option<String>, u64)>, ProviderError> {
+        self.inner
+            .get_custom_status(instance, last_seen_version)
+            .await
+    }
+
+    async fn get_kv_value(
+        &self,
+        instance: &str,
+        key: &str,
+    ) -> Result<Option<String>, ProviderError> {
+        self.inner.get_kv_value(instance, key).await
+    }
+
+    async fn get_kv_all_values(
+        &self,
+        instance: &str,
+    ) -> Result<HashMap<String, String>, ProviderError> {
+        self.inner.get_kv_all_values(instance).await
+    }
+
+    async fn get_instance_stats(
+        &self,
+        instance: &str,
+    ) -> Result<Option<SystemStats>, ProviderError> {
+        self.inner.get_instance_stats(instance).await
+    }
+}

@@ -1,0 +1,226 @@
+//! Scenario 3: throughput at 1, 2, 4, 8, 16 and 32 dispatchers (N orchestration and N
+//! worker dispatchers), runtime defaults otherwise (long polling for steadfast; duroxide-pg
+//! ignores the poll timeout and short-polls every `dispatcher_min_poll_interval`).
+//!
+//! - `trivial`: a closed loop keeps 64 one-activity orchestrations in flight; orchestrations/s
+//!   counted from completing acks after a warm-up (activities/s is the same number).
+//! - `stress`: duroxide's own provider stress workload
+//!   (`duroxide::provider_stress_tests::run_stress_test`: 20 concurrent fan-out
+//!   orchestrations of 5 activities of 10 ms), its own orchestrations/s and activities/s.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use duroxide::provider_stress_tests::{
+    StressTestConfig, create_default_activities, create_default_orchestrations, run_stress_test,
+};
+use duroxide::runtime::Runtime;
+use duroxide::{Client, RuntimeOptions};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::common::{self, Env, Kind, MAX_ATTEMPTS, progress, ratio, registries, round2};
+use crate::driver::ClosedLoop;
+use crate::probe::Probe;
+
+const IN_FLIGHT: usize = 64;
+
+struct Cfg {
+    dispatchers: Vec<usize>,
+    warmup: Duration,
+    window: Duration,
+    stress_secs: u64,
+}
+
+fn cfg(env: &Env) -> Cfg {
+    if env.smoke {
+        Cfg {
+            dispatchers: vec![2],
+            warmup: Duration::from_millis(500),
+            window: Duration::from_millis(1000),
+            stress_secs: 1,
+        }
+    } else {
+        Cfg {
+            dispatchers: vec![1, 2, 4, 8, 16, 32],
+            warmup: Duration::from_secs(1),
+            window: Duration::from_secs(5),
+            stress_secs: 5,
+        }
+    }
+}
+
+async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
+    let built = common::build(env, kind, &format!("tp{n}")).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let probe = Arc::new(Probe::new(
+        built.provider.clone(),
+        None,
+        Duration::ZERO,
+        Some(tx),
+    ));
+    let stats = probe.stats.clone();
+    let client = Arc::new(Client::new(probe.clone()));
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        probe.clone(),
+        activities,
+        orchestrations,
+        RuntimeOptions {
+            max_attempts: MAX_ATTEMPTS,
+            orchestration_concurrency: n,
+            worker_concurrency: n,
+            ..RuntimeOptions::default()
+        },
+    )
+    .await;
+    let t0 = stats.now_ms();
+    let driver = ClosedLoop::spawn(client, "t".into(), IN_FLIGHT, rx);
+    let started = Instant::now();
+    tokio::time::sleep(c.warmup + c.window).await;
+    let end = stats.now_ms();
+    driver.stop();
+    let from = t0 + c.warmup.as_millis() as u32;
+    let done = stats.completions_between(from, end);
+    let secs = (end - from) as f64 / 1000.0;
+    let elapsed = started.elapsed();
+    rt.shutdown(Some(env.shutdown_grace_ms())).await;
+    let cn = &stats.counters;
+    let total = cn.completed.load(Ordering::Relaxed);
+    let v = json!({
+        "dispatchers": n,
+        "orchestrations": done,
+        "window_s": round2(secs),
+        "orchestrations_per_s": round2(done as f64 / secs),
+        "activities_per_s": round2(done as f64 / secs),
+        "ack_rejections": cn.ack_rejected.load(Ordering::Relaxed),
+        "start_errors": driver.start_errors.load(Ordering::Relaxed),
+        "run_s": round2(elapsed.as_secs_f64()),
+        "worker_fetch_found": cn.worker_fetch_found.load(Ordering::Relaxed),
+        "worker_fetch_empty": cn.worker_fetch_empty.load(Ordering::Relaxed),
+        // Long polling: a fetch's wall time includes waiting for work, so only the count
+        // of calls and the latency of those that returned an item mean much here.
+        "fetch": crate::common::fetch_json(&stats.fetches_since(from)),
+    });
+    common::teardown(env, built).await;
+    if total == 0 {
+        anyhow::bail!("{} x{n}: no orchestration completed", kind.name());
+    }
+    Ok(v)
+}
+
+async fn stress(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
+    let built = common::build(env, kind, &format!("st{n}")).await?;
+    let config = StressTestConfig {
+        duration_secs: c.stress_secs,
+        orch_concurrency: n,
+        worker_concurrency: n,
+        ..StressTestConfig::default()
+    };
+    let r = run_stress_test(
+        config.clone(),
+        built.provider.clone(),
+        create_default_activities(config.activity_delay_ms),
+        create_default_orchestrations(),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("stress test: {e}"));
+    common::teardown(env, built).await;
+    let r = r?;
+    if r.completed == 0 {
+        anyhow::bail!("{} x{n}: stress workload completed nothing", kind.name());
+    }
+    Ok(json!({
+        "dispatchers": n,
+        "launched": r.launched,
+        "completed": r.completed,
+        "failed": r.failed,
+        "total_time_s": round2(r.total_time.as_secs_f64()),
+        "orchestrations_per_s": round2(r.orch_throughput),
+        "activities_per_s": round2(r.activity_throughput),
+        "config": config,
+    }))
+}
+
+pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
+    let c = cfg(env);
+    let mut out = serde_json::Map::new();
+    for (workload, label) in [
+        ("trivial", "one-activity orchestration"),
+        ("stress", "duroxide provider stress workload"),
+    ] {
+        let mut per = serde_json::Map::new();
+        for &kind in kinds {
+            let mut rows = Vec::new();
+            for &n in &c.dispatchers {
+                let v = if workload == "trivial" {
+                    trivial(env, kind, n, &c).await?
+                } else {
+                    stress(env, kind, n, &c).await?
+                };
+                progress(&format!(
+                    "throughput {workload} ({label}) {} x{n}: {} orch/s, {} activities/s",
+                    kind.name(),
+                    v["orchestrations_per_s"],
+                    v["activities_per_s"]
+                ));
+                rows.push(v);
+            }
+            per.insert(kind.name().into(), Value::Array(rows));
+        }
+        // steadfast / duroxide-pg at each dispatcher count.
+        let mut ratios = Vec::new();
+        if let (Some(Value::Array(s)), Some(Value::Array(d))) =
+            (per.get("steadfast"), per.get("duroxide-pg"))
+        {
+            for (a, b) in s.iter().zip(d) {
+                ratios.push(json!({
+                    "dispatchers": a["dispatchers"],
+                    "orchestrations_per_s_steadfast_over_duroxide_pg": ratio(
+                        a["orchestrations_per_s"].as_f64().unwrap_or(0.0),
+                        b["orchestrations_per_s"].as_f64().unwrap_or(0.0)),
+                }));
+            }
+        }
+        out.insert(
+            workload.into(),
+            json!({ "providers": per, "ratios": ratios }),
+        );
+    }
+    out.insert("in_flight_trivial".into(), json!(IN_FLIGHT));
+    out.insert("dispatchers".into(), json!(c.dispatchers));
+    Ok(Value::Object(out))
+}
+
+/// steadfast's best trivial throughput against the database's claim+ack ceiling. One
+/// trivial orchestration costs 3 queue jobs (start turn, activity, completing turn).
+pub fn versus_ceiling(throughput: &Value, ceiling: &Value) -> Value {
+    let best = |p: &str| {
+        throughput["trivial"]["providers"][p]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| r["orchestrations_per_s"].as_f64())
+                    .fold(0.0, f64::max)
+            })
+    };
+    let ceil = ceiling["claim_ack_jobs_per_s"].as_f64().unwrap_or(0.0);
+    let mut v = serde_json::Map::new();
+    v.insert("ceiling_claim_ack_jobs_per_s".into(), json!(ceil));
+    v.insert("jobs_per_trivial_orchestration".into(), json!(3));
+    for p in ["steadfast", "duroxide-pg"] {
+        if let Some(b) = best(p) {
+            v.insert(
+                p.into(),
+                json!({
+                    "best_trivial_orchestrations_per_s": b,
+                    "queue_jobs_per_s": round2(b * 3.0),
+                    "fraction_of_ceiling": ratio(b * 3.0, ceil),
+                }),
+            );
+        }
+    }
+    Value::Object(v)
+}
