@@ -273,12 +273,13 @@ function describeArgs(args) {
     .join(', ')
 }
 
-async function snapshot(client) {
+async function snapshot(client, kind) {
   return {
     instances: (await client.listAllInstances()).sort(),
     depths: await client.getQueueDepths(),
     metrics: await client.getSystemMetrics(),
     seedKv: await client.getKvAllValues('fuzz-done-1'),
+    deadLetters: kind === 'postgres' ? (await client.listDeadLetters()).length : null,
   }
 }
 
@@ -310,7 +311,7 @@ for (const backend of backends('fuzz')) {
     })
 
     test(`${CALLS.length} bad calls reject with a TypeError/RangeError naming the argument; nothing is written`, async () => {
-      const beforeState = await snapshot(client)
+      const beforeState = await snapshot(client, env.provider.kind)
       assert.equal(beforeState.instances.length, 2)
       assert.equal(beforeState.depths.orchestratorQueue, 1)
       const byMethod = {}
@@ -331,7 +332,7 @@ for (const backend of backends('fuzz')) {
         byMethod[method] = (byMethod[method] ?? 0) + 1
       }
       assert.deepEqual(Object.keys(byMethod).sort(), Object.keys(METHODS).sort())
-      assert.deepEqual(await snapshot(client), beforeState)
+      assert.deepEqual(await snapshot(client, env.provider.kind), beforeState)
     })
 
     test('the client constructor rejects anything but a provider', () => {
