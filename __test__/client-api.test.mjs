@@ -288,6 +288,16 @@ for (const backend of backends('client')) {
       assert.equal((await client.getInstanceInfo(id)).orchestrationVersion, '1.0.0')
       await rejectsWith(client.waitForOrchestrationTyped(uid('never-started'), 50), 'ERR_STEADFAST_TIMEOUT')
     })
+
+    test('starting an id that exists is accepted and changes nothing', async () => {
+      const id = uid('dup')
+      await client.startOrchestration(id, 'UseActivity', 'first')
+      assert.equal(await client.waitForOrchestrationTyped(id, WAIT_MS), 'first')
+      await client.startOrchestration(id, 'UseActivity', 'second')
+      await until(async () => (await client.getQueueDepths()).orchestratorQueue === 0, WAIT_MS, 'duplicate start consumed')
+      assert.equal(await client.waitForOrchestrationTyped(id, WAIT_MS), 'first')
+      assert.deepEqual(await client.listExecutions(id), [1])
+    })
   })
 }
 

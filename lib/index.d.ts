@@ -302,7 +302,7 @@ export class Client {
   /**
    * Start an instance of the latest registered version of `orchestrationName`. `input`
    * defaults to `null`. `instanceId` must not use the reserved marker `sub::`.
-   * Rejects with `SteadfastError` when an instance with this id exists.
+   * An id that already exists is not an error: the runtime consumes and ignores the extra start.
    */
   startOrchestration(instanceId: string, orchestrationName: string, input?: unknown): Promise<void>
   /** Start an instance pinned to `version` (a semantic version like `"1.2.0"`). */
