@@ -17,6 +17,8 @@ export declare class NativeClient {
   getStatus(instanceId: string): Promise<NativeStatus>
   waitForOrchestration(instanceId: string, timeoutMs: number): Promise<NativeStatus>
   raiseEvent(instanceId: string, eventName: string, data: string): Promise<void>
+  /** Send `data` to queue `queue_name` of an instance (read with `ctx.dequeueEvent`). */
+  enqueueEvent(instanceId: string, queueName: string, data: string): Promise<void>
   cancelInstance(instanceId: string, reason: string): Promise<void>
   listAllInstances(): Promise<Array<string>>
   getInstanceInfo(instanceId: string): Promise<NativeInstanceInfo>
@@ -38,6 +40,27 @@ export declare class NativeClient {
    * `deadBeforeMs` (ms since the epoch); PostgreSQL only. Returns how many.
    */
   purgeDeadLetters(instanceId?: string | undefined | null, deadBeforeMs?: number | undefined | null): Promise<number>
+  /**
+   * Wait until the custom-status version exceeds `lastSeenVersion` or the instance is
+   * terminal; rejects with a timeout error after `timeoutMs`.
+   */
+  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs: number, timeoutMs: number): Promise<NativeStatus>
+  getValue(instanceId: string, key: string): Promise<string | null>
+  /** The value once the key exists, or null when `timeoutMs` passes first. */
+  waitForValue(instanceId: string, key: string, timeoutMs: number): Promise<string | null>
+  getKvAllValues(instanceId: string): Promise<Record<string, string>>
+  getSystemMetrics(): Promise<NativeSystemMetrics>
+  getQueueDepths(): Promise<NativeQueueDepths>
+  /** Size of an instance's history, queue and KV store; null for an unknown instance. */
+  getOrchestrationStats(instanceId: string): Promise<NativeInstanceStats | null>
+  listInstancesByStatus(status: string): Promise<Array<string>>
+  listExecutions(instanceId: string): Promise<Array<number>>
+  getExecutionInfo(instanceId: string, executionId: number): Promise<NativeExecutionInfo>
+  readExecutionHistory(instanceId: string, executionId: number): Promise<Array<NativeEvent>>
+  getInstanceTree(instanceId: string): Promise<NativeInstanceTree>
+  deleteInstanceBulk(filter: NativeInstanceFilter): Promise<NativeDeleteResult>
+  pruneExecutions(instanceId: string, options: NativePruneOptions): Promise<NativePruneResult>
+  pruneExecutionsBulk(filter: NativeInstanceFilter, options: NativePruneOptions): Promise<NativePruneResult>
 }
 
 /** A connected storage provider (SQLite or PostgreSQL). */
@@ -94,6 +117,9 @@ export declare class NativeRuntime {
 /** Connect to PostgreSQL through steadfast-pg (migrations applied unless disabled). */
 export declare function connectPostgres(options: PostgresConnectOptions): Promise<NativeProvider>
 
+/** Install a process-wide subscriber appending to `logFile` (once, before the first start). */
+export declare function initTracing(options: NativeTracingOptions): void
+
 /** A dead-lettered message (steadfast-pg's `DeadLetter`). Times are ms since the epoch. */
 export interface NativeDeadLetter {
   id: number
@@ -123,6 +149,39 @@ export interface NativeDeleteResult {
   queueMessagesDeleted: number
 }
 
+/** One history event. */
+export interface NativeEvent {
+  eventId: number
+  /** `EventKind` variant name, e.g. `ActivityScheduled`. */
+  kind: string
+  /** The event this one completes (e.g. the `ActivityScheduled` of an `ActivityCompleted`). */
+  sourceEventId?: number
+  /** ms since the epoch */
+  timestampMs: number
+  /** The payload as JSON text; absent for kinds without one. */
+  data?: string
+}
+
+export interface NativeExecutionInfo {
+  executionId: number
+  /** `Running`, `Completed`, `Failed` or `ContinuedAsNew`. */
+  status: string
+  /** Output, error or next input (JSON text when it is JSON), when terminal. */
+  output?: string
+  startedAt: number
+  completedAt?: number
+  eventCount: number
+}
+
+/** Which instances a bulk operation selects (all criteria ANDed). */
+export interface NativeInstanceFilter {
+  instanceIds?: Array<string>
+  /** Only instances whose current execution completed before this time (ms since the epoch). */
+  completedBefore?: number
+  /** At most this many instances (duroxide's default: 1000). */
+  limit?: number
+}
+
 export interface NativeInstanceInfo {
   instanceId: string
   orchestrationName: string
@@ -133,6 +192,20 @@ export interface NativeInstanceInfo {
   createdAt: number
   updatedAt: number
   parentInstanceId?: string
+}
+
+export interface NativeInstanceStats {
+  historyEventCount: number
+  historySizeBytes: number
+  queuePendingCount: number
+  kvUserKeyCount: number
+  kvTotalValueBytes: number
+}
+
+export interface NativeInstanceTree {
+  rootId: string
+  allIds: Array<string>
+  size: number
 }
 
 /** Counters since start (duroxide's `MetricsSnapshot`). */
@@ -154,6 +227,24 @@ export interface NativeMetricsSnapshot {
   orchContinueAsNew: number
   suborchestrationCalls: number
   providerErrors: number
+}
+
+/** Which executions `pruneExecutions` deletes (the current execution never is). */
+export interface NativePruneOptions {
+  keepLast?: number
+  completedBefore?: number
+}
+
+export interface NativePruneResult {
+  instancesProcessed: number
+  executionsDeleted: number
+  eventsDeleted: number
+}
+
+export interface NativeQueueDepths {
+  orchestratorQueue: number
+  workerQueue: number
+  timerQueue: number
 }
 
 /** Every duroxide 0.1.32 `RuntimeOptions` field plus the steadfast-pg claim options. */
@@ -208,6 +299,25 @@ export interface NativeStatus {
   errorCategory?: string
   customStatus?: string
   customStatusVersion: number
+}
+
+export interface NativeSystemMetrics {
+  totalInstances: number
+  totalExecutions: number
+  runningInstances: number
+  completedInstances: number
+  failedInstances: number
+  totalEvents: number
+}
+
+/** Options of `initTracing` (validated by the JS layer). */
+export interface NativeTracingOptions {
+  /** File to append to (created if missing). */
+  logFile: string
+  /** `error`, `warn`, `info`, `debug`, `trace` or `off`; default `info`. */
+  logLevel?: string
+  /** `json`, `pretty` or `compact`; default `compact`. */
+  logFormat?: string
 }
 
 /** Open (creating if needed) a SQLite database file. Accepts `sqlite:<path>` or a bare path. */

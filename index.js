@@ -839,5 +839,6 @@ module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeProvider = nativeBinding.NativeProvider
 module.exports.NativeRuntime = nativeBinding.NativeRuntime
 module.exports.connectPostgres = nativeBinding.connectPostgres
+module.exports.initTracing = nativeBinding.initTracing
 module.exports.openSqlite = nativeBinding.openSqlite
 module.exports.openSqliteInMemory = nativeBinding.openSqliteInMemory

@@ -1,5 +1,25 @@
 // Compile-only check of lib/index.d.ts (`npm run typecheck`); never executed.
 import { Client, PostgresProvider, Runtime, SqliteProvider, type DeadLetter, type Diagnostic, type RuntimeOptions } from 'steadfast'
+import {
+  initTracing,
+  MAX_CUSTOM_STATUS_BYTES,
+  MAX_KV_KEYS,
+  MAX_KV_VALUE_BYTES,
+  MAX_TAG_NAME_BYTES,
+  MAX_WORKER_TAGS,
+  type DeleteInstanceResult,
+  type ExecutionInfo,
+  type HistoryEvent,
+  type InstanceFilter,
+  type InstanceTree,
+  type OrchestrationStatus,
+  type PruneOptions,
+  type PruneResult,
+  type QueueDepths,
+  type SystemMetrics,
+  type SystemStats,
+  type TracingOptions,
+} from 'steadfast'
 
 declare function use(...values: unknown[]): void
 
@@ -55,3 +75,50 @@ async function main(): Promise<void> {
 }
 
 use(main)
+
+// Client API beyond the first slice, initTracing and the limits (helper A1).
+async function clientApi(client: Client): Promise<void> {
+  const s: OrchestrationStatus = await client.waitForStatusChange('i1', 0)
+  const s2 = await client.waitForStatusChange('i1', s.customStatusVersion, 100, 5000)
+  await client.enqueueEvent('i1', 'inbox', { n: 1 })
+  await client.enqueueEventTyped<{ n: number }>('i1', 'inbox', { n: 2 })
+  await client.raiseEventTyped('i1', 'go')
+  await client.startOrchestrationTyped('i2', 'Sum', { a: 1, b: 2 })
+  await client.startOrchestrationVersionedTyped('i3', 'Sum', null, '2.0.0')
+  const total: number = await client.waitForOrchestrationTyped<number>('i2', 1000)
+  const value: string | null = await client.getValue('i1', 'k')
+  const waited: string = await client.waitForValue('i1', 'k', 100)
+  const all: Record<string, string> = await client.getKvAllValues('i1')
+  const m: SystemMetrics = await client.getSystemMetrics()
+  const q: QueueDepths = await client.getQueueDepths()
+  const stats: SystemStats | null = await client.getOrchestrationStats('i1')
+  const ids: string[] = await client.listInstancesByStatus('ContinuedAsNew')
+  const execs: number[] = await client.listExecutions('i1')
+  const info: ExecutionInfo = await client.getExecutionInfo('i1', execs[0] ?? 1)
+  const history: HistoryEvent[] = await client.readExecutionHistory('i1', info.executionId)
+  const tree: InstanceTree = await client.getInstanceTree('i1')
+  const filter: InstanceFilter = { instanceIds: tree.allIds, completedBefore: Date.now(), limit: 10 }
+  const deleted: DeleteInstanceResult = await client.deleteInstanceBulk(filter)
+  const options: PruneOptions = { keepLast: 2 }
+  const pruned: PruneResult = await client.pruneExecutions('i1', options)
+  const bulk: PruneResult = await client.pruneExecutionsBulk(filter, { completedBefore: 0 })
+  await client.deleteInstanceBulk()
+  await client.pruneExecutionsBulk()
+  use(s2.status, total + 1, value, waited, all, m.totalEvents, q.timerQueue, stats?.kvUserKeyCount, ids)
+  use(info.status === 'ContinuedAsNew', info.completedAt, history.map((e) => (e.data ? JSON.parse(e.data) : e.kind)))
+  use(deleted.instancesDeleted, pruned.executionsDeleted + bulk.instancesProcessed)
+  // @ts-expect-error statuses are the four duroxide names
+  use(client.listInstancesByStatus('completed'))
+  // @ts-expect-error unknown filter keys are rejected
+  use(client.deleteInstanceBulk({ ids: ['a'] }))
+  // @ts-expect-error execution ids are numbers
+  use(client.getExecutionInfo('i1', '1'))
+  const tracing: TracingOptions = { logFile: '/tmp/steadfast.log', logLevel: 'debug', logFormat: 'json' }
+  initTracing(tracing)
+  // @ts-expect-error logFile is required
+  initTracing({ logLevel: 'info' })
+  const limits: number[] = [MAX_KV_KEYS, MAX_KV_VALUE_BYTES, MAX_CUSTOM_STATUS_BYTES, MAX_WORKER_TAGS, MAX_TAG_NAME_BYTES]
+  use(limits)
+}
+
+use(clientApi)

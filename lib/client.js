@@ -1,11 +1,11 @@
 'use strict'
 
 const native = require('./native')
-const { callAsync, typeError } = require('./errors')
-const { encode, decode } = require('./json')
+const { callAsync, SteadfastError } = require('./errors')
+const { decode } = require('./json')
+const args = require('./client-args')
 const {
-  requireString,
-  requireNonNegativeInt,
+  requireSemver,
   requireId,
   deadLetterListOptions,
   deadLetterPurgeOptions,
@@ -13,6 +13,9 @@ const {
 const { nativeOf } = require('./providers')
 
 const FROM_NATIVE = Symbol('steadfast.client.fromNative')
+
+/** duroxide-node's default for every wait. */
+const DEFAULT_TIMEOUT_MS = 30_000
 
 function status(s) {
   const out = { status: s.status, customStatusVersion: s.customStatusVersion }
@@ -64,50 +67,140 @@ class Client {
   }
 
   async startOrchestration(instanceId, orchestrationName, input) {
-    requireString('instanceId', instanceId)
-    requireString('orchestrationName', orchestrationName)
-    const text = encode(input, 'input')
+    args.rootInstanceId('instanceId', instanceId)
+    args.name('orchestrationName', orchestrationName)
+    const text = args.json('input', input)
     await callAsync(() => this.#native.startOrchestration(instanceId, orchestrationName, text))
   }
 
   async startOrchestrationVersioned(instanceId, orchestrationName, input, version) {
-    requireString('instanceId', instanceId)
-    requireString('orchestrationName', orchestrationName)
-    requireString('version', version)
-    const text = encode(input, 'input')
+    args.rootInstanceId('instanceId', instanceId)
+    args.name('orchestrationName', orchestrationName)
+    const text = args.json('input', input)
+    requireSemver('version', args.name('version', version))
     await callAsync(() => this.#native.startOrchestrationVersioned(instanceId, orchestrationName, version, text))
   }
 
   async getStatus(instanceId) {
-    requireString('instanceId', instanceId)
+    args.instanceId('instanceId', instanceId)
     return status(await callAsync(() => this.#native.getStatus(instanceId)))
   }
 
-  async waitForOrchestration(instanceId, timeoutMs = 30_000) {
-    requireString('instanceId', instanceId)
-    requireNonNegativeInt('timeoutMs', timeoutMs)
+  async waitForOrchestration(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    args.instanceId('instanceId', instanceId)
+    args.timeoutMs('timeoutMs', timeoutMs)
     return status(await callAsync(() => this.#native.waitForOrchestration(instanceId, timeoutMs)))
   }
 
+  async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    args.instanceId('instanceId', instanceId)
+    args.safeCount('lastSeenVersion', lastSeenVersion)
+    args.intervalMs('pollIntervalMs', pollIntervalMs)
+    args.timeoutMs('timeoutMs', timeoutMs)
+    return status(
+      await callAsync(() => this.#native.waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs, timeoutMs)),
+    )
+  }
+
   async raiseEvent(instanceId, eventName, data) {
-    requireString('instanceId', instanceId)
-    requireString('eventName', eventName)
-    const text = encode(data, 'data')
+    args.instanceId('instanceId', instanceId)
+    args.name('eventName', eventName)
+    const text = args.json('data', data)
     await callAsync(() => this.#native.raiseEvent(instanceId, eventName, text))
   }
 
+  async enqueueEvent(instanceId, queueName, data) {
+    args.instanceId('instanceId', instanceId)
+    args.name('queueName', queueName)
+    const text = args.json('data', data)
+    await callAsync(() => this.#native.enqueueEvent(instanceId, queueName, text))
+  }
+
   async cancelInstance(instanceId, reason = '') {
-    requireString('instanceId', instanceId)
-    if (typeof reason !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'reason must be a string')
+    args.instanceId('instanceId', instanceId)
+    args.text('reason', reason, args.MAX_REASON_BYTES)
     await callAsync(() => this.#native.cancelInstance(instanceId, reason))
+  }
+
+  // Typed aliases (duroxide-node names; JSON encoding already happens in the plain methods).
+
+  async startOrchestrationTyped(instanceId, orchestrationName, input) {
+    return this.startOrchestration(instanceId, orchestrationName, input)
+  }
+
+  async startOrchestrationVersionedTyped(instanceId, orchestrationName, input, version) {
+    return this.startOrchestrationVersioned(instanceId, orchestrationName, input, version)
+  }
+
+  async raiseEventTyped(instanceId, eventName, data) {
+    return this.raiseEvent(instanceId, eventName, data)
+  }
+
+  async enqueueEventTyped(instanceId, queueName, data) {
+    return this.enqueueEvent(instanceId, queueName, data)
+  }
+
+  /** The parsed output; a failed instance rejects with ERR_STEADFAST_ORCHESTRATION_FAILED. */
+  async waitForOrchestrationTyped(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    const s = await this.waitForOrchestration(instanceId, timeoutMs)
+    if (s.status === 'Failed') {
+      const e = new SteadfastError('ERR_STEADFAST_ORCHESTRATION_FAILED', s.error || 'Orchestration failed')
+      e.errorCategory = s.errorCategory
+      throw e
+    }
+    return s.output
+  }
+
+  // Key-value store of an instance (written by ctx.setValue).
+
+  async getValue(instanceId, key) {
+    args.instanceId('instanceId', instanceId)
+    args.name('key', key)
+    return callAsync(() => this.#native.getValue(instanceId, key))
+  }
+
+  async waitForValue(instanceId, key, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    args.instanceId('instanceId', instanceId)
+    args.name('key', key)
+    args.timeoutMs('timeoutMs', timeoutMs)
+    const value = await callAsync(() => this.#native.waitForValue(instanceId, key, timeoutMs))
+    if (value == null) {
+      throw new SteadfastError('ERR_STEADFAST_TIMEOUT', `Timed out waiting for value '${key}' on instance '${instanceId}'`)
+    }
+    return value
+  }
+
+  async getKvAllValues(instanceId) {
+    args.instanceId('instanceId', instanceId)
+    return { ...(await callAsync(() => this.#native.getKvAllValues(instanceId))) }
+  }
+
+  // Metrics and listings.
+
+  async getSystemMetrics() {
+    return callAsync(() => this.#native.getSystemMetrics())
+  }
+
+  async getQueueDepths() {
+    return callAsync(() => this.#native.getQueueDepths())
+  }
+
+  async getOrchestrationStats(instanceId) {
+    args.instanceId('instanceId', instanceId)
+    return (await callAsync(() => this.#native.getOrchestrationStats(instanceId))) ?? null
   }
 
   async listAllInstances() {
     return callAsync(() => this.#native.listAllInstances())
   }
 
+  async listInstancesByStatus(status) {
+    args.oneOf('status', status, args.INSTANCE_STATUSES)
+    return callAsync(() => this.#native.listInstancesByStatus(status))
+  }
+
   async getInstanceInfo(instanceId) {
-    requireString('instanceId', instanceId)
+    args.instanceId('instanceId', instanceId)
     const i = await callAsync(() => this.#native.getInstanceInfo(instanceId))
     const out = { ...i }
     if (i.output != null) out.output = decode(i.output)
@@ -116,10 +209,64 @@ class Client {
     return out
   }
 
+  // Executions and history.
+
+  async listExecutions(instanceId) {
+    args.instanceId('instanceId', instanceId)
+    return callAsync(() => this.#native.listExecutions(instanceId))
+  }
+
+  async getExecutionInfo(instanceId, executionId) {
+    args.instanceId('instanceId', instanceId)
+    args.safeCount('executionId', executionId, 1)
+    const e = await callAsync(() => this.#native.getExecutionInfo(instanceId, executionId))
+    const out = { ...e }
+    if (e.output != null) out.output = decode(e.output)
+    else delete out.output
+    if (e.completedAt == null) delete out.completedAt
+    return out
+  }
+
+  async readExecutionHistory(instanceId, executionId) {
+    args.instanceId('instanceId', instanceId)
+    args.safeCount('executionId', executionId, 1)
+    const events = await callAsync(() => this.#native.readExecutionHistory(instanceId, executionId))
+    return events.map((e) => {
+      const out = { ...e }
+      if (e.sourceEventId == null) delete out.sourceEventId
+      if (e.data == null) delete out.data
+      return out
+    })
+  }
+
+  async getInstanceTree(instanceId) {
+    args.instanceId('instanceId', instanceId)
+    return callAsync(() => this.#native.getInstanceTree(instanceId))
+  }
+
+  // Deletion and pruning.
+
   async deleteInstance(instanceId, force = false) {
-    requireString('instanceId', instanceId)
-    if (typeof force !== 'boolean') throw typeError('ERR_INVALID_ARG_TYPE', 'force must be a boolean')
+    args.instanceId('instanceId', instanceId)
+    args.boolean('force', force)
     return callAsync(() => this.#native.deleteInstance(instanceId, force))
+  }
+
+  async deleteInstanceBulk(filter = {}) {
+    const f = args.instanceFilter('filter', filter)
+    return callAsync(() => this.#native.deleteInstanceBulk(f))
+  }
+
+  async pruneExecutions(instanceId, options = {}) {
+    args.instanceId('instanceId', instanceId)
+    const o = args.pruneOptions('options', options)
+    return callAsync(() => this.#native.pruneExecutions(instanceId, o))
+  }
+
+  async pruneExecutionsBulk(filter = {}, options = {}) {
+    const f = args.instanceFilter('filter', filter)
+    const o = args.pruneOptions('options', options)
+    return callAsync(() => this.#native.pruneExecutionsBulk(f, o))
   }
 
   // Dead letters (steadfast-pg only; the native layer rejects with ERR_STEADFAST_UNSUPPORTED
@@ -127,6 +274,7 @@ class Client {
 
   async listDeadLetters(options) {
     const { instanceId, afterId, limit } = deadLetterListOptions(options)
+    if (instanceId !== undefined) args.instanceId('options.instanceId', instanceId)
     const letters = await callAsync(() => this.#native.listDeadLetters(instanceId, afterId, limit))
     return letters.map(deadLetter)
   }
@@ -144,6 +292,7 @@ class Client {
 
   async purgeDeadLetters(options) {
     const { instanceId, deadBeforeMs } = deadLetterPurgeOptions(options)
+    if (instanceId !== undefined) args.instanceId('options.instanceId', instanceId)
     return callAsync(() => this.#native.purgeDeadLetters(instanceId, deadBeforeMs))
   }
 }

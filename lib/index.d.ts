@@ -26,6 +26,10 @@ export class SteadfastError extends Error {
 export const MAX_WORKER_TAGS: 5
 /** duroxide's limit on the length of one tag, in UTF-8 bytes. */
 export const MAX_TAG_NAME_BYTES: 256
+/** duroxide's limits, checked by the context before a turn can break them. */
+export const MAX_KV_KEYS: 150
+export const MAX_KV_VALUE_BYTES: 65536
+export const MAX_CUSTOM_STATUS_BYTES: 262144
 
 // ---------------------------------------------------------------------------------------
 // Providers
@@ -186,6 +190,105 @@ export interface PurgeDeadLettersOptions {
   deadBeforeMs?: number
 }
 
+/** duroxide's instance statuses, as {@link Client.listInstancesByStatus} accepts them. */
+export type InstanceStatusName = 'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'
+
+/** Store-wide counts ({@link Client.getSystemMetrics}). */
+export interface SystemMetrics {
+  totalInstances: number
+  totalExecutions: number
+  runningInstances: number
+  completedInstances: number
+  failedInstances: number
+  totalEvents: number
+}
+
+/** Messages waiting (not leased) in each queue ({@link Client.getQueueDepths}). */
+export interface QueueDepths {
+  orchestratorQueue: number
+  workerQueue: number
+  timerQueue: number
+}
+
+/** Size of one instance's state ({@link Client.getOrchestrationStats}). */
+export interface SystemStats {
+  /** Events in the current execution's history. */
+  historyEventCount: number
+  historySizeBytes: number
+  /** Messages queued for the instance. */
+  queuePendingCount: number
+  kvUserKeyCount: number
+  kvTotalValueBytes: number
+}
+
+/** One execution of an instance (a new one starts on every continue-as-new). */
+export interface ExecutionInfo {
+  /** 1 for the first execution. */
+  executionId: number
+  status: InstanceStatusName
+  /** Output, error text or (ContinuedAsNew) the next input, parsed from JSON when it is JSON; absent while running. */
+  output?: any
+  /** ms since the epoch */
+  startedAt: number
+  /** ms since the epoch; absent while running. */
+  completedAt?: number
+  eventCount: number
+}
+
+/** One history event ({@link Client.readExecutionHistory}). */
+export interface HistoryEvent {
+  eventId: number
+  /** duroxide's `EventKind` variant name, e.g. `OrchestrationStarted`, `ActivityCompleted`, `TimerFired`, `QueueEventDelivered`. */
+  kind: string
+  /** The event this one completes, e.g. the `ActivityScheduled` of an `ActivityCompleted`. */
+  sourceEventId?: number
+  /** ms since the epoch */
+  timestampMs: number
+  /**
+   * The payload as JSON text (always valid JSON; `JSON.parse` it), in duroxide-node's shapes:
+   * `OrchestrationStarted` `{name, version, input}`, `ActivityScheduled` `{name, input}`,
+   * `TimerCreated`/`TimerFired` `{fireAtMs}`, `ExternalEvent`/`QueueEventDelivered` `{name, data}`,
+   * completions the result itself, failures duroxide's serialized `ErrorDetails`.
+   * Absent for kinds without a payload.
+   */
+  data?: string
+}
+
+/** An instance and all its descendants (sub-orchestrations). */
+export interface InstanceTree {
+  rootId: string
+  /** Every id in the tree, the root included. */
+  allIds: string[]
+  size: number
+}
+
+/**
+ * Which instances a bulk operation selects; all criteria are ANDed. Unknown keys are
+ * rejected (`TypeError`).
+ */
+export interface InstanceFilter {
+  /** Only these instances (at most 10000 ids, each a valid instance id). */
+  instanceIds?: string[]
+  /** Only instances whose current execution completed before this time, ms since the epoch (integer ≥ 0). */
+  completedBefore?: number
+  /** At most this many instances, 1–10000. duroxide's default: 1000. */
+  limit?: number
+}
+
+/** Which executions {@link Client.pruneExecutions} deletes; the current execution never is. Unknown keys are rejected. */
+export interface PruneOptions {
+  /** Keep the newest N executions (integer ≥ 0; 0 and 1 both keep only the current one). Default: keep only the current one. */
+  keepLast?: number
+  /** Only executions completed before this time, ms since the epoch (integer ≥ 0). */
+  completedBefore?: number
+}
+
+export interface PruneResult {
+  instancesProcessed: number
+  executionsDeleted: number
+  eventsDeleted: number
+}
+
 /**
  * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d.
  *
@@ -194,12 +297,17 @@ export interface PurgeDeadLettersOptions {
  * (after validating their arguments).
  */
 export class Client {
+  /** A client on `provider`'s store (no runtime needed). `TypeError` unless a SqliteProvider or PostgresProvider. */
   constructor(provider: Provider)
-  /** Start an instance of the latest registered version of `orchestrationName`. `input` defaults to `null`. */
+  /**
+   * Start an instance of the latest registered version of `orchestrationName`. `input`
+   * defaults to `null`. `instanceId` must not use the reserved marker `sub::`.
+   * An id that already exists is not an error: the runtime consumes and ignores the extra start.
+   */
   startOrchestration(instanceId: string, orchestrationName: string, input?: unknown): Promise<void>
-  /** Start an instance pinned to `version`. */
+  /** Start an instance pinned to `version` (a semantic version like `"1.2.0"`). */
   startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string): Promise<void>
-  /** Current status; `output` is parsed from JSON. */
+  /** Current status; `output` is parsed from JSON (duroxide-node leaves it as text). Unknown ids give `NotFound`. */
   getStatus(instanceId: string): Promise<OrchestrationStatus>
   /**
    * Wait until the instance completes or fails; `output` is parsed from JSON.
@@ -207,19 +315,86 @@ export class Client {
    */
   waitForOrchestration(instanceId: string, timeoutMs?: number): Promise<OrchestrationStatus>
   /**
+   * Wait until the custom-status version exceeds `lastSeenVersion` (pass the last
+   * `customStatusVersion` seen, 0 for any) or the instance is terminal, checking every
+   * `pollIntervalMs` (default 500, at least 1). Rejects with `ERR_STEADFAST_TIMEOUT` after
+   * `timeoutMs` (default 30000).
+   */
+  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs?: number, timeoutMs?: number): Promise<OrchestrationStatus>
+  /**
    * Deliver external event `eventName` to a waiting `ctx.waitForEvent(eventName)`. An event
    * raised before the orchestration started waiting for it is dropped (duroxide's positional
    * semantics): signal readiness, e.g. with a custom status, before raising.
    */
   raiseEvent(instanceId: string, eventName: string, data?: unknown): Promise<void>
+  /**
+   * Put a message on the instance's queue `queueName`, for `ctx.dequeueEvent(queueName)`.
+   * Messages wait in FIFO order until dequeued, even before anyone subscribes, and survive
+   * continue-as-new.
+   */
+  enqueueEvent(instanceId: string, queueName: string, data?: unknown): Promise<void>
   /** Request cancellation; the instance fails with `canceled: <reason>`. Default reason `''`. */
   cancelInstance(instanceId: string, reason?: string): Promise<void>
+  /** Alias of {@link startOrchestration} (duroxide-node name). */
+  startOrchestrationTyped<In = unknown>(instanceId: string, orchestrationName: string, input?: In): Promise<void>
+  /** Alias of {@link startOrchestrationVersioned}. */
+  startOrchestrationVersionedTyped<In = unknown>(instanceId: string, orchestrationName: string, input: In, version: string): Promise<void>
+  /** Alias of {@link raiseEvent}. */
+  raiseEventTyped<T = unknown>(instanceId: string, eventName: string, data?: T): Promise<void>
+  /** Alias of {@link enqueueEvent}. */
+  enqueueEventTyped<T = unknown>(instanceId: string, queueName: string, data?: T): Promise<void>
+  /**
+   * Wait for the instance and return its parsed output. A failed instance rejects with a
+   * `SteadfastError` of code `ERR_STEADFAST_ORCHESTRATION_FAILED` (message = the failure,
+   * `errorCategory` set); a timeout with `ERR_STEADFAST_TIMEOUT`. Default timeout 30000 ms.
+   */
+  waitForOrchestrationTyped<T = any>(instanceId: string, timeoutMs?: number): Promise<T>
+  /** One value of the instance's key-value store (`ctx.setValue`), or `null`. Values are returned as stored (text). */
+  getValue(instanceId: string, key: string): Promise<string | null>
+  /**
+   * Wait until `key` has a value and return it. Rejects with `ERR_STEADFAST_TIMEOUT`
+   * (`Timed out waiting for value '<key>' on instance '<id>'`) after `timeoutMs` (default 30000).
+   */
+  waitForValue(instanceId: string, key: string, timeoutMs?: number): Promise<string>
+  /** The instance's whole key-value store (`{}` when empty or unknown). */
+  getKvAllValues(instanceId: string): Promise<Record<string, string>>
+  /** Store-wide instance, execution and event counts. */
+  getSystemMetrics(): Promise<SystemMetrics>
+  /** Messages waiting in the orchestrator, worker and timer queues. */
+  getQueueDepths(): Promise<QueueDepths>
+  /** Size of the instance's history, queue and key-value store; `null` for an unknown instance. */
+  getOrchestrationStats(instanceId: string): Promise<SystemStats | null>
   /** Every instance id in the store. */
   listAllInstances(): Promise<string[]>
-  /** Metadata of an instance. Rejects when it does not exist. */
+  /** Ids of the instances in `status` (`TypeError` for anything else, e.g. `"completed"`). */
+  listInstancesByStatus(status: InstanceStatusName): Promise<string[]>
+  /** Metadata of an instance; `output` parsed from JSON. Rejects with `SteadfastError` when it does not exist. */
   getInstanceInfo(instanceId: string): Promise<InstanceInfo>
-  /** Delete an instance and its history. Without `force` (default false) a running instance is refused. */
+  /** Execution ids of the instance, oldest first (`[]` for an unknown instance). */
+  listExecutions(instanceId: string): Promise<number[]>
+  /** One execution; `executionId` a positive integer. Rejects with `SteadfastError` when absent. */
+  getExecutionInfo(instanceId: string, executionId: number): Promise<ExecutionInfo>
+  /** The history of one execution, in order; `executionId` a positive integer. */
+  readExecutionHistory(instanceId: string, executionId: number): Promise<HistoryEvent[]>
+  /** The instance and all its sub-orchestrations. */
+  getInstanceTree(instanceId: string): Promise<InstanceTree>
+  /**
+   * Delete an instance, its sub-orchestrations and their histories. Without `force`
+   * (default false) a running instance is refused (`ERR_STEADFAST_INSTANCE_RUNNING`); a
+   * sub-orchestration cannot be deleted on its own (`ERR_STEADFAST_INVALID_ARGUMENT`); an
+   * unknown id rejects with `ERR_STEADFAST_NOT_FOUND`.
+   */
   deleteInstance(instanceId: string, force?: boolean): Promise<DeleteInstanceResult>
+  /**
+   * Delete every terminal root instance the filter selects (running ones and
+   * sub-orchestrations are skipped). Default filter `{}`: any terminal instance, at most
+   * 1000 per call.
+   */
+  deleteInstanceBulk(filter?: InstanceFilter): Promise<DeleteInstanceResult>
+  /** Delete old executions of one instance (never the current one). Default options `{}`: all but the current. */
+  pruneExecutions(instanceId: string, options?: PruneOptions): Promise<PruneResult>
+  /** {@link pruneExecutions} on every instance the filter selects. */
+  pruneExecutionsBulk(filter?: InstanceFilter, options?: PruneOptions): Promise<PruneResult>
   /**
    * Dead letters in id order, at most `limit` (default 100) with ids greater than `afterId`
    * (default 0), optionally only one instance's. PostgreSQL only. For the next page, pass the
@@ -583,3 +758,28 @@ export class Runtime extends EventEmitter {
   off(event: 'diagnostic', listener: (d: Diagnostic) => void): this
   off<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
 }
+
+// ---------------------------------------------------------------------------------------
+// Tracing
+// ---------------------------------------------------------------------------------------
+
+/** Options of {@link initTracing}. Unknown keys are rejected (`TypeError`). */
+export interface TracingOptions {
+  /** File to append to, created if missing (1–4096 bytes, no NUL). */
+  logFile: string
+  /** Level of orchestration and activity traces; other targets log warnings and up. Default `"info"`. `RUST_LOG`, when set, wins. */
+  logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off'
+  /** Default `"compact"`. */
+  logFormat?: 'json' | 'pretty' | 'compact'
+}
+
+/**
+ * Send the process's tracing output (orchestration and activity traces, runtime and
+ * provider logs) to a file instead of stdout. Process-wide and once only: call it before
+ * the first `Runtime.start()`, which otherwise installs duroxide's stdout logger (a
+ * runtime's `logLevel`/`logFormat` are then ignored).
+ * @throws TypeError / RangeError for malformed options (naming the field).
+ * @throws SteadfastError `ERR_STEADFAST_INVALID_STATE` when tracing is already initialized;
+ *   `ERR_STEADFAST_INVALID_ARGUMENT` when the file cannot be opened.
+ */
+export function initTracing(options: TracingOptions): void

@@ -9,6 +9,7 @@ use duroxide::{Client, OrchestrationStatus};
 use napi_derive::napi;
 use steadfast_pg::{DeadLetter, DeadLetterFilter, PostgresProvider};
 
+use crate::client_manage::delete_result_to_js;
 use crate::errors::{Code, JsError, client_error, error, guard, provider_error};
 use crate::providers::NativeProvider;
 
@@ -137,7 +138,7 @@ fn dead_letter_to_js(d: DeadLetter) -> NativeDeadLetter {
 }
 
 /// Backstop for values the JS layer already checked.
-fn check_range(name: &str, value: i64, min: i64, max: i64) -> napi::Result<()> {
+pub(crate) fn check_range(name: &str, value: i64, min: i64, max: i64) -> napi::Result<()> {
     if value < min || value > max {
         return Err(error(
             Code::InvalidArgument,
@@ -148,7 +149,7 @@ fn check_range(name: &str, value: i64, min: i64, max: i64) -> napi::Result<()> {
 }
 
 /// Largest integer a JS number holds exactly.
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// A client on one provider.
 #[napi]
@@ -260,6 +261,23 @@ impl NativeClient {
         .await
     }
 
+    /// Send `data` to queue `queue_name` of an instance (read with `ctx.dequeueEvent`).
+    #[napi]
+    pub async fn enqueue_event(
+        &self,
+        instance_id: String,
+        queue_name: String,
+        data: String,
+    ) -> napi::Result<()> {
+        let c = self.inner.clone();
+        guard(async move {
+            c.enqueue_event(instance_id, queue_name, data)
+                .await
+                .map_err(client_error)
+        })
+        .await
+    }
+
     #[napi]
     pub async fn cancel_instance(&self, instance_id: String, reason: String) -> napi::Result<()> {
         let c = self.inner.clone();
@@ -308,16 +326,10 @@ impl NativeClient {
     ) -> napi::Result<NativeDeleteResult> {
         let c = self.inner.clone();
         guard(async move {
-            let r = c
-                .delete_instance(&instance_id, force)
+            c.delete_instance(&instance_id, force)
                 .await
-                .map_err(client_error)?;
-            Ok(NativeDeleteResult {
-                instances_deleted: r.instances_deleted as f64,
-                executions_deleted: r.executions_deleted as f64,
-                events_deleted: r.events_deleted as f64,
-                queue_messages_deleted: r.queue_messages_deleted as f64,
-            })
+                .map(delete_result_to_js)
+                .map_err(client_error)
         })
         .await
     }

@@ -13,9 +13,13 @@
 
 mod activity;
 mod client;
+mod client_inspect;
+mod client_manage;
 mod diagnostics;
 mod errors;
 mod generator;
+mod history;
 mod options;
 mod providers;
 mod runtime;
+mod tracing_init;
