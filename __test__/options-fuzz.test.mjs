@@ -423,6 +423,14 @@ test('the native layer validates URLs and schemas again (defense in depth), with
   }
 })
 
+/** The test database's URL with `password` and a database that does not exist. */
+function realServerUrl(password) {
+  const url = new URL(DATABASE_URL)
+  url.password = password
+  url.pathname = '/steadfast_no_such_db'
+  return url.toString()
+}
+
 test('connection failures never show the password (hang-up, echoing server, real server)', async () => {
   const hangUp = await fakeServer()
   const echo = await fakeServer(echoPasswordServer)
@@ -431,7 +439,7 @@ test('connection failures never show the password (hang-up, echoing server, real
       [`postgres://u:HangUp%2FSecret@127.0.0.1:${hangUp.port}/db?sslmode=disable`, ['HangUp/Secret', 'HangUp%2FSecret']],
       [`postgres://bob:Echo%20Me%21x9@127.0.0.1:${echo.port}/db?sslmode=disable`, ['Echo Me!x9', 'Echo%20Me%21x9']],
       [`postgres://bob@127.0.0.1:${echo.port}/db?password=QueryPw-77`, ['QueryPw-77']],
-      [DATABASE_URL.replace('://postgres@', '://postgres:RealPw-31@').replace(/\/[^/?]*(\?.*)?$/, '/steadfast_no_such_db'), ['RealPw-31']],
+      [realServerUrl('RealPw-31'), ['RealPw-31']],
     ]
     for (const [url, secrets] of cases) {
       assert.ok(secrets.some((secret) => url.includes(secret)), 'test URL shape')

@@ -305,20 +305,22 @@ async fn a_server_echoing_the_password_is_scrubbed() {
 #[tokio::test]
 async fn real_server_errors_hide_the_password() {
     captured_log();
-    // The test server trusts local connections, so the password is accepted and ignored;
-    // the database does not exist, so the server refuses after authentication.
-    let base = common::database_url();
-    let url = base
-        .replacen("postgres://postgres@", "postgres://postgres:RealPw-31@", 1)
-        .rsplit_once('/')
-        .map(|(head, _)| format!("{head}/steadfast_no_such_db"))
-        .unwrap();
-    assert!(url.contains("RealPw-31"), "unexpected test URL shape");
+    // The test server trusts local connections, so the password is accepted and ignored and
+    // the server refuses because the database does not exist (a server that checks passwords
+    // refuses the password instead; either way it is an error that must not show it).
+    let mut parsed = url::Url::parse(&common::database_url()).unwrap();
+    parsed.set_password(Some("RealPw-31")).unwrap();
+    parsed.set_path("/steadfast_no_such_db");
+    let url = parsed.to_string();
     let e = PostgresProvider::connect_with_options(options(&url))
         .await
         .err()
         .expect("the database does not exist");
-    assert!(e.to_string().contains("does not exist"), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("does not exist") || text.contains("authentication"),
+        "{text}"
+    );
     assert_secret_absent(&e, &["RealPw-31", &url]);
 }
 
