@@ -10,7 +10,7 @@ import { steadfast, FAST, DATABASE_URL, uid, backends } from './helpers.mjs'
 import { SEED, rng } from './fuzz-support.mjs'
 
 const require = createRequire(import.meta.url)
-const { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, encode } = require('../lib/json.js')
+const { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES, encode } = require('../lib/json.js')
 const { Runtime, Client } = steadfast
 
 const MiB = 1024 * 1024
@@ -149,20 +149,24 @@ for (const backend of backends('payload')) {
       })
       rt.registerOrchestration('BadStatusAndValue', function* (ctx) {
         const errors = []
-        for (const v of ['a\0b', 'a\ud800', 'x'.repeat(MAX_PAYLOAD_BYTES + 1), 42]) {
+        const tooBig = (limit) => 'x'.repeat(limit + 1)
+        for (const [status, value] of [['a\0b', 'a\0b'], ['a\ud800', 'a\ud800'], [tooBig(MAX_CUSTOM_STATUS_BYTES), tooBig(MAX_KV_VALUE_BYTES)], [42, 42]]) {
           try {
-            ctx.setCustomStatus(v)
+            ctx.setCustomStatus(status)
             errors.push('accepted')
           } catch (e) {
             errors.push(`${e.name}: ${e.message}`)
           }
           try {
-            ctx.setValue('k', v)
+            ctx.setValue('k', value)
             errors.push('accepted')
           } catch (e) {
             errors.push(`${e.name}: ${e.message}`)
           }
         }
+        // The limits themselves are accepted.
+        ctx.setCustomStatus('s'.repeat(MAX_CUSTOM_STATUS_BYTES))
+        ctx.setValue('k', 'v'.repeat(MAX_KV_VALUE_BYTES))
         ctx.setCustomStatus('fine')
         return errors
       })
@@ -285,7 +289,7 @@ for (const backend of backends('payload')) {
       }
     })
 
-    test('custom status and values: NUL, lone surrogates, oversize and non-strings are refused in the orchestration', async () => {
+    test('custom status and values: NUL, lone surrogates, over duroxide\'s limits and non-strings are refused at the call', async () => {
       const id = uid('status')
       await client.startOrchestration(id, 'BadStatusAndValue')
       const st = await client.waitForOrchestration(id, 60_000)
@@ -296,8 +300,8 @@ for (const backend of backends('payload')) {
       assert.match(nulValue, /^TypeError: value must not contain NUL/)
       assert.match(loneStatus, /^TypeError: status must be well-formed UTF-16/)
       assert.match(loneValue, /^TypeError: value must be well-formed UTF-16/)
-      assert.match(bigStatus, /^RangeError: status must be at most 16777216 bytes/)
-      assert.match(bigValue, /^RangeError: value must be at most 16777216 bytes/)
+      assert.match(bigStatus, /^RangeError: status must be at most 262144 bytes as UTF-8 \(got 262145\)/)
+      assert.match(bigValue, /^RangeError: value must be at most 65536 bytes as UTF-8 \(got 65537\)/)
       assert.match(numStatus, /^TypeError: status must be a string/)
       assert.match(numValue, /^TypeError: value must be a string/)
     })

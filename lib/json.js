@@ -10,6 +10,9 @@ const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
  * recursion limit (128) would otherwise turn a deeper value silently into a string.
  */
 const MAX_PAYLOAD_DEPTH = 100
+/** duroxide's own limits (runtime::limits): above them it fails the whole orchestration. */
+const MAX_CUSTOM_STATUS_BYTES = 256 * 1024
+const MAX_KV_VALUE_BYTES = 64 * 1024
 
 /** Thrown from the replacer so the catch below can tell it from JSON.stringify's own errors. */
 class PayloadError extends Error {}
@@ -86,10 +89,10 @@ function encode(value, what) {
   return text
 }
 
-/** A string payload stored as is (custom status, KV value): size, NUL and UTF-16 rules. */
-function requirePayloadText(what, value) {
+/** A string stored as is (custom status, KV value): at most `maxBytes`, no NUL, no lone surrogate. */
+function requirePayloadText(what, value, maxBytes) {
   if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', `${what} must be a string`)
-  const problem = checkText(value, MAX_PAYLOAD_BYTES)
+  const problem = checkText(value, maxBytes)
   if (problem) throw problem.kind === 'size' ? rangeError(`${what} ${problem.rule}`) : typeError('ERR_INVALID_ARG_VALUE', `${what} ${problem.rule}`)
   return value
 }
@@ -104,4 +107,4 @@ function decode(text) {
   }
 }
 
-module.exports = { encode, decode, requirePayloadText, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }
+module.exports = { encode, decode, requirePayloadText, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES }
