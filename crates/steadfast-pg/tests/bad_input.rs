@@ -324,6 +324,33 @@ async fn real_server_errors_hide_the_password() {
     assert_secret_absent(&e, &["RealPw-31", &url]);
 }
 
+#[tokio::test]
+async fn a_working_connection_logs_no_password() {
+    captured_log();
+    // The test server trusts local connections, so any password is accepted and ignored.
+    let mut parsed = url::Url::parse(&common::database_url()).unwrap();
+    if parsed.password().is_none() {
+        parsed.set_password(Some("WorkingPw-8")).unwrap();
+    }
+    let secret = parsed.password().unwrap().to_string();
+    let schema = common::unique_schema("pwlog");
+    let mut o = ProviderOptions::new(parsed.to_string()).with_schema(schema.clone());
+    o.max_connections = 2;
+    let provider = PostgresProvider::connect_with_options(o.clone())
+        .await
+        .expect("trust authentication ignores the password");
+    provider.close().await;
+    common::drop_schema(&schema).await;
+    let log = log_text();
+    assert!(
+        log.contains("applied migration"),
+        "the TRACE log was not captured"
+    );
+    for text in [log, format!("{o:?}")] {
+        assert!(!text.contains(&secret), "password in: {text}");
+    }
+}
+
 #[test]
 fn options_debug_hides_the_url() {
     let o = ProviderOptions::new("postgres://u:DebugPw-5@h/db");
