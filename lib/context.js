@@ -2,7 +2,7 @@
 
 const { Client } = require('./client')
 const { callSync, typeError, rangeError } = require('./errors')
-const { encode } = require('./json')
+const { encode, requirePayloadText, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES } = require('./json')
 const { requireString, requireNonNegativeInt, requireSemver, describeValue } = require('./options')
 
 const DESCRIPTOR = Symbol('steadfast.task.descriptor')
@@ -185,7 +185,7 @@ class OrchestrationContext {
   }
 
   setCustomStatus(status) {
-    if (typeof status !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'status must be a string')
+    requirePayloadText('status', status, MAX_CUSTOM_STATUS_BYTES)
     callSync(() => this.#native.orchSetCustomStatus(this.#turn, status))
   }
 
@@ -200,6 +200,7 @@ class OrchestrationContext {
   setValue(key, value) {
     requireString('key', key)
     if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'value must be a string (JSON.stringify objects)')
+    requirePayloadText('value', value, MAX_KV_VALUE_BYTES)
     callSync(() => this.#native.orchSetValue(this.#turn, key, value))
   }
 

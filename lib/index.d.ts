@@ -290,7 +290,10 @@ export interface PruneResult {
 }
 
 /**
- * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d.
+ * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d,
+ * strictly: at most 16 MiB and 100 levels deep, no BigInt, function, symbol, NaN, ±Infinity,
+ * cycle or lone surrogate (TypeError/RangeError; see docs/input-rules.md). Instance ids and
+ * names: 1–1024 UTF-8 bytes, no NUL, no lone surrogate.
  *
  * On a {@link PostgresProvider} it also manages steadfast-pg's dead letters. On SQLite the
  * dead-letter methods reject with a {@link SteadfastError} of code `ERR_STEADFAST_UNSUPPORTED`
@@ -518,7 +521,7 @@ export class OrchestrationContext {
    */
   race(...tasks: ScheduledTask[]): ScheduledTask<RaceResult>
   race(tasks: ScheduledTask[]): ScheduledTask<RaceResult>
-  /** Set a status string visible to clients (max 256 KiB; kept across continue-as-new). */
+  /** Set a status string visible to clients (max 256 KiB, no NUL or lone surrogate: RangeError/TypeError at the call; kept across continue-as-new). */
   setCustomStatus(status: string): void
   /** Clear the custom status. */
   resetCustomStatus(): void

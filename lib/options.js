@@ -4,7 +4,8 @@
 // TypeError (wrong type, unknown key) or RangeError (out of range) whose message names the
 // field and the rule. Defaults are documented in index.d.ts and mirrored in DEFAULTS.
 
-const { typeError, rangeError } = require('./errors')
+const { typeError, rangeError, describe } = require('./errors')
+const { checkText } = require('./text')
 
 const DAY_MS = 86_400_000
 
@@ -73,6 +74,18 @@ const DEAD_LETTER_PURGE_FIELDS = {
 
 const MAX_WORKER_TAGS = 5
 const MAX_TAG_NAME_BYTES = 256
+/** Identifiers (instance ids, names, keys): PostgreSQL indexes them, so keep them short. */
+const MAX_NAME_BYTES = 1024
+/** Mirrors steadfast-pg's database_url rules (crates/steadfast-pg/src/database_url.rs). */
+const MAX_DATABASE_URL_BYTES = 4096
+const DATABASE_URL_PARAMETERS = [
+  'sslmode', 'ssl-mode', 'sslrootcert', 'ssl-root-cert', 'ssl-ca', 'sslcert', 'ssl-cert', 'sslkey', 'ssl-key',
+  'statement-cache-capacity', 'host', 'hostaddr', 'port', 'dbname', 'user', 'password', 'application_name', 'options',
+]
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']
+/** Schema names PostgreSQL owns besides pg_*. */
+const RESERVED_SCHEMAS = ['information_schema']
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
 
 function levenshtein(a, b) {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i)
@@ -106,14 +119,107 @@ function describeValue(v) {
   if (v === null) return 'null'
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
   if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : `number ${v}`
-  if (Array.isArray(v)) return 'an array'
+  try {
+    if (Array.isArray(v)) return 'an array'
+  } catch {
+    return 'a revoked Proxy'
+  }
   return typeof v
+}
+
+/** Objects whose prototype is a root (Object.prototype of any realm) or null. */
+function isPlainObject(value) {
+  const proto = Object.getPrototypeOf(value)
+  return proto === null || Object.getPrototypeOf(proto) === null
 }
 
 function checkPlainObject(where, value) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw typeError('ERR_INVALID_ARG_TYPE', `${where} must be an object (got ${describeValue(value)})`)
   }
+  let plain
+  try {
+    plain = isPlainObject(value)
+  } catch (e) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${where} could not be read: ${describe(e)}`)
+  }
+  if (!plain) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${where} must be a plain object like { ... } (got an instance of a class)`)
+  }
+}
+
+/**
+ * Read an options object once: its own enumerable string keys (each must be in `fields`)
+ * and their values, into a null-prototype copy. Getters run once, so what is checked is
+ * what is used; inherited (e.g. polluted Object.prototype) properties are never read.
+ */
+function snapshot(where, value, fields) {
+  checkPlainObject(where, value)
+  let keys
+  try {
+    keys = Object.keys(value)
+  } catch (e) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${where} could not be read: ${describe(e)}`)
+  }
+  checkKnownKeys(where, keys, fields)
+  const out = Object.create(null)
+  for (const key of keys) {
+    try {
+      out[key] = value[key]
+    } catch (e) {
+      throw typeError('ERR_INVALID_ARG_VALUE', `${where}.${key} could not be read (its getter threw: ${describe(e)})`)
+    }
+  }
+  return out
+}
+
+/** A string for Rust: well-formed UTF-16 (napi would turn lone surrogates into U+FFFD) without NUL. */
+function checkString(name, value, maxBytes) {
+  const problem = checkText(value, maxBytes)
+  if (problem) throw problem.kind === 'size' ? rangeError(`${name} ${problem.rule}`) : typeError('ERR_INVALID_ARG_VALUE', `${name} ${problem.rule}`)
+  return value
+}
+
+/** The rules of steadfast-pg's database_url; never echoes the value. */
+function checkDatabaseUrl(name, value) {
+  if (typeof value !== 'string') {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${typeof value})`)
+  }
+  const bytes = Buffer.byteLength(value)
+  if (bytes === 0 || bytes > MAX_DATABASE_URL_BYTES) {
+    throw rangeError(`${name} must be 1 to ${MAX_DATABASE_URL_BYTES} bytes long (got ${bytes} bytes; value not shown)`)
+  }
+  const control = CONTROL_CHARACTER.exec(value)
+  if (control) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name} must not contain control characters (found one at index ${control.index}; value not shown)`)
+  }
+  if (/\p{Cs}/u.test(value)) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name} must be well-formed UTF-16 (it has a lone surrogate; value not shown)`)
+  }
+  if (!/^postgres(ql)?:\/\//.test(value)) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name} must start with postgres:// or postgresql:// (value not shown)`)
+  }
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    // URL's own error carries the input; never rethrow it.
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name} is not a valid URL (value not shown)`)
+  }
+  for (const [key, v] of url.searchParams) {
+    const known = DATABASE_URL_PARAMETERS.includes(key) || /^options\[.+\]$/.test(key)
+    if (!known) {
+      const shown = /^[A-Za-z0-9_.\-[\]]{1,40}$/.test(key) ? `"${key}"` : '(name not shown)'
+      throw typeError(
+        'ERR_INVALID_ARG_VALUE',
+        `${name} has an unknown query parameter ${shown} (known: ${DATABASE_URL_PARAMETERS.join(', ')}, options[<setting>])`,
+      )
+    }
+    if ((key === 'sslmode' || key === 'ssl-mode') && !SSL_MODES.includes(v)) {
+      throw typeError('ERR_INVALID_ARG_VALUE', `${name} parameter ${key} must be one of ${SSL_MODES.join(', ')} (value not shown)`)
+    }
+  }
+  return value
 }
 
 function checkField(where, field, rule, value) {
@@ -143,14 +249,10 @@ function checkField(where, field, rule, value) {
       if (bytes === 0 || bytes > rule.maxBytes) {
         throw rangeError(`${name} must be 1 to ${rule.maxBytes} bytes long (got ${bytes})`)
       }
-      return value
+      return checkString(name, value, rule.maxBytes)
     }
-    case 'text': {
-      if (typeof value !== 'string' || value.length === 0) {
-        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a non-empty string (got ${describeValue(value)})`)
-      }
-      return value
-    }
+    case 'text':
+      return requireString(name, value)
     case 'boolean': {
       if (typeof value !== 'boolean') {
         throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a boolean (got ${describeValue(value)})`)
@@ -164,16 +266,8 @@ function checkField(where, field, rule, value) {
       }
       return value
     }
-    case 'url': {
-      if (typeof value !== 'string') {
-        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${typeof value})`)
-      }
-      if (!/^postgres(ql)?:\/\//.test(value)) {
-        // Never echo the URL: it may carry a password.
-        throw typeError('ERR_INVALID_ARG_VALUE', `${name} must start with postgres:// or postgresql:// (value not shown)`)
-      }
-      return value
-    }
+    case 'url':
+      return checkDatabaseUrl(name, value)
     case 'schema': {
       if (typeof value !== 'string') {
         throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a string (got ${describeValue(value)})`)
@@ -183,6 +277,9 @@ function checkField(where, field, rule, value) {
           'ERR_INVALID_ARG_VALUE',
           `${name} must be 1-63 characters of [A-Za-z0-9_], not starting with a digit or "pg_" (got ${describeValue(value)})`,
         )
+      }
+      if (RESERVED_SCHEMAS.includes(value.toLowerCase())) {
+        throw typeError('ERR_INVALID_ARG_VALUE', `${name} must not be one of ${RESERVED_SCHEMAS.join(', ')} (reserved by PostgreSQL)`)
       }
       return value
     }
@@ -200,7 +297,9 @@ function checkTags(name, tags) {
   if (tags.length < 1 || tags.length > MAX_WORKER_TAGS) {
     throw rangeError(`${name} must hold 1 to ${MAX_WORKER_TAGS} tags (got ${tags.length})`)
   }
-  for (const t of tags) {
+  const out = []
+  for (let i = 0; i < tags.length; i++) {
+    const t = tags[i]
     if (typeof t !== 'string') {
       throw typeError('ERR_INVALID_ARG_TYPE', `${name} entries must be strings (got ${describeValue(t)})`)
     }
@@ -208,8 +307,9 @@ function checkTags(name, tags) {
     if (bytes === 0 || bytes > MAX_TAG_NAME_BYTES) {
       throw rangeError(`${name} entries must be 1 to ${MAX_TAG_NAME_BYTES} bytes long (got ${bytes})`)
     }
+    out.push(checkString(`${name}[${i}]`, t, MAX_TAG_NAME_BYTES))
   }
-  return tags
+  return out
 }
 
 /** → { workerTagFilter, workerTagFilterTags? } for the native options. */
@@ -223,21 +323,28 @@ function checkTagFilter(name, value) {
     }
     return { workerTagFilter: value }
   }
-  checkPlainObject(name, value)
-  const keys = Object.keys(value)
-  if (keys.length !== 1 || !['tags', 'defaultAnd'].includes(keys[0])) {
+  const filter = snapshot(name, value, { tags: {}, defaultAnd: {} })
+  const keys = Object.keys(filter)
+  if (keys.length !== 1) {
     throw typeError(
       'ERR_INVALID_ARG_VALUE',
       `${name} object must have exactly one key, "tags" or "defaultAnd" (got keys ${JSON.stringify(keys)})`,
     )
   }
   const key = keys[0]
-  return { workerTagFilter: key, workerTagFilterTags: checkTags(`${name}.${key}`, value[key]) }
+  let tags = filter[key]
+  try {
+    // Copy once: a Proxy or getter-backed array could change between check and use.
+    if (Array.isArray(tags)) tags = Array.from(tags)
+  } catch (e) {
+    throw typeError('ERR_INVALID_ARG_VALUE', `${name}.${key} could not be read: ${describe(e)}`)
+  }
+  return { workerTagFilter: key, workerTagFilterTags: checkTags(`${name}.${key}`, tags) }
 }
 
-function checkKnownKeys(where, value, fields) {
+function checkKnownKeys(where, keys, fields) {
   const known = Object.keys(fields)
-  for (const key of Object.keys(value)) {
+  for (const key of keys) {
     if (!Object.prototype.hasOwnProperty.call(fields, key)) {
       const hint = closest(key, known)
       throw typeError(
@@ -257,11 +364,10 @@ function effective(values, field) {
  * `undefined` values are treated as absent.
  */
 function runtimeOptions(options) {
-  if (options === undefined || options === null) return {}
-  checkPlainObject('options', options)
-  checkKnownKeys('options', options, RUNTIME_FIELDS)
-  const out = {}
-  for (const [field, value] of Object.entries(options)) {
+  const out = Object.create(null)
+  if (options === undefined || options === null) return out
+  const given = snapshot('options', options, RUNTIME_FIELDS)
+  for (const [field, value] of Object.entries(given)) {
     if (value === undefined) continue
     const checked = checkField('options', field, RUNTIME_FIELDS[field], value)
     if (field === 'workerTagFilter') Object.assign(out, checked)
@@ -292,13 +398,12 @@ function runtimeOptions(options) {
 
 /** Validate PostgresProvider.connectWithOptions input; returns the native options. */
 function postgresOptions(options) {
-  checkPlainObject('options', options)
-  checkKnownKeys('options', options, POSTGRES_FIELDS)
-  if (options.url === undefined) {
+  const given = snapshot('options', options, POSTGRES_FIELDS)
+  if (given.url === undefined) {
     throw typeError('ERR_INVALID_ARG_TYPE', 'options.url is required')
   }
-  const out = {}
-  for (const [field, value] of Object.entries(options)) {
+  const out = Object.create(null)
+  for (const [field, value] of Object.entries(given)) {
     if (value === undefined) continue
     out[field] = checkField('options', field, POSTGRES_FIELDS[field], value)
   }
@@ -307,11 +412,10 @@ function postgresOptions(options) {
 
 /** Validate a dead-letter filter against `fields`; `undefined` values are treated as absent. */
 function deadLetterFilter(options, fields) {
-  if (options === undefined) return {}
-  checkPlainObject('options', options)
-  checkKnownKeys('options', options, fields)
-  const out = {}
-  for (const [field, value] of Object.entries(options)) {
+  const out = Object.create(null)
+  if (options === undefined) return out
+  const given = snapshot('options', options, fields)
+  for (const [field, value] of Object.entries(given)) {
     if (value === undefined) continue
     out[field] = checkField('options', field, fields[field], value)
   }
@@ -344,11 +448,12 @@ function requireId(name, value) {
   return value
 }
 
-function requireString(name, value) {
+/** A non-empty identifier-like string: at most `maxBytes` UTF-8 bytes, no NUL, no lone surrogate. */
+function requireString(name, value, maxBytes = MAX_NAME_BYTES) {
   if (typeof value !== 'string' || value.length === 0) {
     throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a non-empty string (got ${describeValue(value)})`)
   }
-  return value
+  return checkString(name, value, maxBytes)
 }
 
 function requireNonNegativeInt(name, value, max = 0xffff_ffff) {
@@ -377,6 +482,10 @@ module.exports = {
   MAX_DEAD_LETTER_PAGE,
   MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES,
+  MAX_NAME_BYTES,
+  MAX_DATABASE_URL_BYTES,
+  DATABASE_URL_PARAMETERS,
+  RESERVED_SCHEMAS,
   runtimeOptions,
   postgresOptions,
   deadLetterListOptions,

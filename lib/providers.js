@@ -25,7 +25,7 @@ class Provider {
 /** duroxide's bundled SQLite provider. */
 class SqliteProvider extends Provider {
   static async open(path) {
-    requireString('path', path)
+    requireString('path', path, 4096)
     return new SqliteProvider(CONSTRUCT, await callAsync(() => native.openSqlite(path)))
   }
 

@@ -4,7 +4,8 @@ const { EventEmitter } = require('node:events')
 
 const native = require('./native')
 const { callAsync, callSync, describe, typeError } = require('./errors')
-const { decode } = require('./json')
+const { decode, encode } = require('./json')
+const { sanitizeMessage } = require('./text')
 const { runtimeOptions, requireString, requireSemver, requireNonNegativeInt } = require('./options')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
@@ -23,9 +24,10 @@ const DIAGNOSTIC_KINDS = new Set([
 
 const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
 
+/** Failure text for Rust; NUL and lone surrogates (which PostgreSQL text cannot hold) replaced. */
 function failureText(err) {
-  if (err instanceof Error) return err.stack || `${err.name}: ${err.message}`
-  return describe(err)
+  if (err instanceof Error) return sanitizeMessage(err.stack || `${err.name}: ${err.message}`)
+  return sanitizeMessage(describe(err))
 }
 
 /**
@@ -66,11 +68,15 @@ class Runtime extends EventEmitter {
         const req = JSON.parse(request)
         const ctx = new ActivityContext(nativeRuntime, req)
         const result = await fn(ctx, decode(req.input))
-        const text = JSON.stringify(result === undefined ? null : result)
-        if (text === undefined) return JSON.stringify({ err: `activity "${name}" returned a value that is not JSON-serializable` })
+        let text
+        try {
+          text = encode(result, 'result')
+        } catch (e) {
+          return JSON.stringify({ err: sanitizeMessage(`activity "${name}" returned an invalid result: ${e.message}`) })
+        }
         return JSON.stringify({ ok: text })
       } catch (e) {
-        return JSON.stringify({ err: describe(e) })
+        return JSON.stringify({ err: sanitizeMessage(describe(e)) })
       }
     }
     callSync(() => this.#native.registerActivity(name, run))
@@ -183,11 +189,10 @@ class Runtime extends EventEmitter {
         this.#turns.delete(turn)
         let output
         try {
-          output = JSON.stringify(r.value === undefined ? null : r.value)
+          output = encode(r.value, 'output')
         } catch (e) {
-          return { status: 'failed', message: `orchestration output is not JSON-serializable: ${describe(e)}` }
+          return { status: 'failed', message: sanitizeMessage(`orchestration returned an invalid output: ${e.message}`) }
         }
-        if (output === undefined) return { status: 'failed', message: 'orchestration output is not JSON-serializable' }
         return { status: 'completed', output }
       }
       if (r.value instanceof ScheduledTask) return { status: 'yielded', task: r.value[DESCRIPTOR] }

@@ -60,17 +60,21 @@ pub(crate) fn codec_error(operation: &str, what: &str, e: impl std::fmt::Display
     ProviderError::permanent(operation, format!("{what}: {e}"))
 }
 
-/// Remove anything that looks like a connection URL from a message.
+/// Remove anything that looks like a connection URL from a message. A bare scheme
+/// (`postgres://` in a rule's text) names no server and is kept.
 pub(crate) fn redact(message: &str) -> String {
+    let is_url = |word: &str| {
+        ["postgres://", "postgresql://"].iter().any(|scheme| {
+            word.split(scheme).skip(1).any(|rest| {
+                !rest
+                    .trim_end_matches(|c: char| c.is_ascii_punctuation())
+                    .is_empty()
+            })
+        })
+    };
     message
         .split_whitespace()
-        .map(|word| {
-            if word.contains("postgres://") || word.contains("postgresql://") {
-                "<redacted-url>"
-            } else {
-                word
-            }
-        })
+        .map(|word| if is_url(word) { "<redacted-url>" } else { word })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -81,5 +85,9 @@ mod tests {
     fn redact_removes_urls() {
         let m = super::redact("error connecting to postgres://user:pw@host/db: refused");
         assert!(!m.contains("pw"), "{m}");
+        let m = super::redact("(postgres://u:pw@h) or x,postgresql://h/db");
+        assert_eq!(m, "<redacted-url> or <redacted-url>");
+        let rule = "must start with postgres:// or postgresql:// (value not shown)";
+        assert_eq!(super::redact(rule), rule);
     }
 }

@@ -21,6 +21,7 @@
 //! 10. **Long polling** with `LISTEN/NOTIFY`, or a session-free mode for PgBouncer.
 
 mod admin;
+pub mod database_url;
 mod dead_letters;
 mod diagnostics;
 mod error;
@@ -45,7 +46,7 @@ pub use error::SetupError;
 pub use migrate::SCHEMA_VERSION;
 pub use options::{ClaimOptions, PollingMode, ProviderOptions, RedeliveryBackoff};
 pub use provider::PostgresProvider;
-pub use schema::{DEFAULT_SCHEMA, SchemaName};
+pub use schema::{DEFAULT_SCHEMA, RESERVED_SCHEMAS, SchemaName};
 
 #[cfg(test)]
 mod send_checks {

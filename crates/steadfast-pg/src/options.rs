@@ -95,7 +95,7 @@ impl Default for ClaimOptions {
 /// adjust fields.
 #[derive(Clone, PartialEq)]
 pub struct ProviderOptions {
-    /// `postgres://` URL. Never echoed in errors or logs.
+    /// `postgres://` URL. Never echoed in errors or logs. Rules: see [`crate::database_url`].
     pub database_url: String,
     /// Schema for all tables; created if missing. Default `steadfast`.
     pub schema: String,
@@ -175,14 +175,7 @@ impl ProviderOptions {
             Ok(())
         }
         let ms = Duration::from_millis;
-        if !(self.database_url.starts_with("postgres://")
-            || self.database_url.starts_with("postgresql://"))
-        {
-            return Err(
-                "database_url must start with postgres:// or postgresql:// (value not shown)"
-                    .into(),
-            );
-        }
+        crate::database_url::validate(&self.database_url)?;
         crate::schema::SchemaName::parse(&self.schema).map_err(|e| format!("schema: {e}"))?;
         range_u32("max_connections", self.max_connections, 2, 1000)?;
         range_dur("acquire_timeout", self.acquire_timeout, ms(1), ms(600_000))?;

@@ -12,8 +12,9 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use crate::admin::AdminQueries;
+use crate::database_url::Scrubber;
 use crate::diagnostics::{Diagnostic, DiagnosticSink};
-use crate::error::{SetupError, db_error, redact};
+use crate::error::{SetupError, db_error};
 use crate::options::{PollingMode, ProviderOptions};
 use crate::queries::Queries;
 use crate::schema::SchemaName;
@@ -59,12 +60,27 @@ impl PostgresProvider {
     /// Connect with explicit options. Validates them, connects, applies migrations (unless
     /// disabled) and, in [`PollingMode::Listen`], starts listening for enqueues.
     pub async fn connect_with_options(options: ProviderOptions) -> Result<Self, SetupError> {
+        // Every message that leaves set-up passes the scrubber: sqlx and the server may
+        // quote parts of the URL (or, from a hostile server, anything at all).
+        let scrubber = Scrubber::new(&options.database_url);
+        Self::connect_scrubbed(options, &scrubber)
+            .await
+            .map_err(|e| match e {
+                SetupError::InvalidOptions(m) => SetupError::InvalidOptions(scrubber.scrub(&m)),
+                SetupError::Connect(m) => SetupError::Connect(scrubber.scrub(&m)),
+                SetupError::Migration(m) => SetupError::Migration(scrubber.scrub(&m)),
+            })
+    }
+
+    async fn connect_scrubbed(
+        options: ProviderOptions,
+        scrubber: &Scrubber,
+    ) -> Result<Self, SetupError> {
         options.validate().map_err(SetupError::InvalidOptions)?;
         let schema = SchemaName::parse(&options.schema).map_err(SetupError::InvalidOptions)?;
+        let connect_error = |e: sqlx::Error| SetupError::Connect(e.to_string());
         let mut connect = PgConnectOptions::from_str(&options.database_url)
-            .map_err(|e| {
-                SetupError::InvalidOptions(format!("database_url: {}", redact(&e.to_string())))
-            })?
+            .map_err(|e| SetupError::InvalidOptions(format!("database_url: {e}")))?
             .application_name("steadfast");
         let session_free = options.polling == PollingMode::SessionFree;
         if session_free {
@@ -81,12 +97,12 @@ impl PostgresProvider {
             .acquire_timeout(options.acquire_timeout)
             .connect_with(connect)
             .await
-            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+            .map_err(connect_error)?;
         crate::migrate::run(&pool, &schema, options.run_migrations).await?;
         let signal = if session_free {
             None
         } else {
-            Some(Self::listen(&pool, &schema).await?)
+            Some(Self::listen(&pool, &schema, scrubber.clone()).await?)
         };
         let q = Queries::render(&schema);
         // Open the kept connections now and touch the queue tables on each, so neither
@@ -104,8 +120,8 @@ impl PostgresProvider {
             warm(pool.clone(), q.warm_up.clone()),
             warm(pool.clone(), q.warm_up.clone())
         );
-        a.map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
-        b.map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+        a.map_err(connect_error)?;
+        b.map_err(connect_error)?;
         Ok(Self {
             q,
             admin_q: AdminQueries::render(&schema),
@@ -117,19 +133,23 @@ impl PostgresProvider {
         })
     }
 
-    async fn listen(pool: &PgPool, schema: &SchemaName) -> Result<EnqueueSignal, SetupError> {
+    async fn listen(
+        pool: &PgPool,
+        schema: &SchemaName,
+        scrubber: Scrubber,
+    ) -> Result<EnqueueSignal, SetupError> {
         let channel: String = sqlx::query_scalar(include_str!("../queries/notify_channel.sql"))
             .bind(schema.as_str())
             .fetch_one(pool)
             .await
-            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+            .map_err(|e| SetupError::Connect(e.to_string()))?;
         let mut listener = PgListener::connect_with(pool)
             .await
-            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+            .map_err(|e| SetupError::Connect(e.to_string()))?;
         listener
             .listen(&channel)
             .await
-            .map_err(|e| SetupError::Connect(redact(&e.to_string())))?;
+            .map_err(|e| SetupError::Connect(e.to_string()))?;
         let (tx, rx) = watch::channel(0u64);
         let task = tokio::spawn(async move {
             loop {
@@ -138,7 +158,7 @@ impl PostgresProvider {
                 let result = listener.try_recv().await;
                 tx.send_modify(|v| *v = v.wrapping_add(1));
                 if let Err(e) = result {
-                    tracing::debug!(target: "steadfast_pg", error = %redact(&e.to_string()), "listen connection error; retrying");
+                    tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 if tx.is_closed() {

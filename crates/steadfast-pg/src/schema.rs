@@ -5,11 +5,15 @@ use std::fmt;
 /// Default schema for steadfast-pg's tables.
 pub const DEFAULT_SCHEMA: &str = "steadfast";
 
+/// Schema names PostgreSQL or the SQL standard own (besides every `pg_*` name).
+pub const RESERVED_SCHEMAS: &[&str] = &["information_schema"];
+
 /// A validated schema identifier.
 ///
 /// Rule: 1 to 63 characters, ASCII letters, digits and `_`, not starting with a digit,
-/// and not starting with `pg_` (reserved by PostgreSQL). It is always emitted quoted, so
-/// case is preserved exactly as given.
+/// not starting with `pg_` and not one of [`RESERVED_SCHEMAS`] (both compared without
+/// regard to case: PostgreSQL's own schemas). It is always emitted quoted, so case is
+/// preserved exactly as given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaName(String);
 
@@ -31,6 +35,15 @@ impl SchemaName {
         }
         if name.to_ascii_lowercase().starts_with("pg_") {
             return Err("schema must not start with 'pg_' (reserved by PostgreSQL)".to_string());
+        }
+        if RESERVED_SCHEMAS
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(name))
+        {
+            return Err(format!(
+                "schema must not be one of {} (reserved by PostgreSQL)",
+                RESERVED_SCHEMAS.join(", ")
+            ));
         }
         Ok(Self(name.to_string()))
     }
@@ -76,6 +89,13 @@ mod tests {
             "a;drop",
             "a b",
             "pg_temp",
+            "PG_CATALOG",
+            "information_schema",
+            "Information_Schema",
+            "a\0b",
+            "a\nb",
+            "a.b",
+            "a-b",
             "é",
             &"a".repeat(64),
         ] {
