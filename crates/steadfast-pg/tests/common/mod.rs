@@ -100,6 +100,9 @@ pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
     };
     let mut o = ProviderOptions::new(url).with_schema(schema);
     o.max_connections = 5;
+    // Tests share 2 cores with PostgreSQL; a handshake under load can outlast the 10 s
+    // default. No test here is about acquire timeouts (bad_input.rs sets its own).
+    o.acquire_timeout = Duration::from_secs(60);
     o.polling = polling;
     o
 }
