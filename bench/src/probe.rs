@@ -26,7 +26,7 @@ use duroxide::{Event, SystemStats};
 use tokio::sync::mpsc;
 
 /// One `fetch_orchestration_item` call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FetchSample {
     /// Milliseconds since the probe was created, at the start of the call.
     pub at_ms: u32,
@@ -38,7 +38,7 @@ pub struct FetchSample {
     pub error: bool,
 }
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct ProbeCounters {
     pub ack_ok: AtomicU64,
     pub ack_rejected: AtomicU64,
@@ -53,6 +53,8 @@ pub struct ProbeCounters {
 
 pub struct ProbeStats {
     pub started: Instant,
+    /// Wall clock at `started`, ms since the epoch: lines up samples taken in other processes.
+    pub started_epoch_ms: u64,
     pub counters: ProbeCounters,
     fetches: Mutex<Vec<FetchSample>>,
     completions_ms: Mutex<Vec<u32>>,
@@ -60,10 +62,17 @@ pub struct ProbeStats {
     hot_handouts: Mutex<Vec<(u32, u32)>>,
 }
 
+impl Default for ProbeStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ProbeStats {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             started: Instant::now(),
+            started_epoch_ms: crate::common::epoch_ms(),
             counters: ProbeCounters::default(),
             fetches: Mutex::new(Vec::with_capacity(1 << 16)),
             completions_ms: Mutex::new(Vec::with_capacity(1 << 14)),
@@ -100,6 +109,42 @@ impl ProbeStats {
 
     pub fn hot_handouts(&self) -> Vec<(u32, u32)> {
         self.hot_handouts.lock().unwrap().clone()
+    }
+
+    /// An orchestration completed (its completing ack committed) now.
+    pub fn record_completion(&self) {
+        self.counters.completed.fetch_add(1, Ordering::Relaxed);
+        self.completions_ms.lock().unwrap().push(self.now_ms());
+    }
+
+    /// The hot instance was handed out now, with this attempt count.
+    pub fn record_hot_handout(&self, attempt: u32) {
+        let c = &self.counters;
+        c.hot_fetches.fetch_add(1, Ordering::Relaxed);
+        c.hot_max_attempt.fetch_max(attempt, Ordering::Relaxed);
+        self.hot_handouts
+            .lock()
+            .unwrap()
+            .push((self.now_ms(), attempt));
+    }
+
+    /// Adds samples taken by another process's probe whose clock started `offset_ms` after
+    /// this one's (negative: before). Samples that would fall before this clock start at 0.
+    pub fn merge_remote(
+        &self,
+        offset_ms: i64,
+        fetches: &[FetchSample],
+        hot_handouts: &[(u32, u32)],
+    ) {
+        let shift = |t: u32| (t as i64 + offset_ms).clamp(0, u32::MAX as i64) as u32;
+        let mut mine = self.fetches.lock().unwrap();
+        mine.extend(fetches.iter().map(|s| FetchSample {
+            at_ms: shift(s.at_ms),
+            ..*s
+        }));
+        let mut hot = self.hot_handouts.lock().unwrap();
+        hot.extend(hot_handouts.iter().map(|&(t, a)| (shift(t), a)));
+        hot.sort_unstable();
     }
 }
 
@@ -169,14 +214,7 @@ impl Provider for Probe {
                 .unwrap()
                 .insert(token.clone(), (item.instance.clone(), item.messages.len()));
             if self.hot.as_deref() == Some(item.instance.as_str()) {
-                let c = &self.stats.counters;
-                c.hot_fetches.fetch_add(1, Ordering::Relaxed);
-                c.hot_max_attempt.fetch_max(*attempt, Ordering::Relaxed);
-                self.stats
-                    .hot_handouts
-                    .lock()
-                    .unwrap()
-                    .push((self.stats.now_ms(), *attempt));
+                self.stats.record_hot_handout(*attempt);
                 tokio::time::sleep(lock_timeout + self.overrun).await;
             }
         }
@@ -215,12 +253,7 @@ impl Provider for Probe {
                     c.messages_acked
                         .fetch_add(messages as u64, Ordering::Relaxed);
                     if completed {
-                        c.completed.fetch_add(1, Ordering::Relaxed);
-                        self.stats
-                            .completions_ms
-                            .lock()
-                            .unwrap()
-                            .push(self.stats.now_ms());
+                        self.stats.record_completion();
                         if let Some(tx) = &self.completions {
                             let _ = tx.send(instance);
                         }
