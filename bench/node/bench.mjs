@@ -119,7 +119,7 @@ export function parseArgs(argv) {
   a.dispatchers ??= a.smoke ? [2] : [1, 2, 4, 8, 16, 32]
   a.windowS ??= a.smoke ? 2 : 8
   a.inFlight ??= a.smoke ? 8 : 64
-  a.warmupS = 2
+  a.warmupS = a.smoke ? 2 : 3
   return a
 }
 
