@@ -429,3 +429,60 @@ impl Provider for Probe {
         self.inner.get_instance_stats(instance).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(at_ms: u32, micros: u32) -> FetchSample {
+        FetchSample {
+            at_ms,
+            micros,
+            found: true,
+            error: false,
+        }
+    }
+
+    #[test]
+    fn remote_samples_land_on_this_clock() {
+        let stats = ProbeStats::new();
+        // A child whose clock started 1.5 s after ours, and one that started 0.2 s before.
+        stats.merge_remote(1500, &[sample(100, 7)], &[(2000, 3)]);
+        stats.merge_remote(-200, &[sample(50, 9), sample(1000, 11)], &[(300, 1)]);
+        let mut at: Vec<(u32, u32)> = stats
+            .fetches()
+            .iter()
+            .map(|s| (s.at_ms, s.micros))
+            .collect();
+        at.sort_unstable();
+        // 50 - 200 would be before our clock started: it is kept, at 0.
+        assert_eq!(at, vec![(0, 9), (800, 11), (1600, 7)]);
+        assert_eq!(stats.hot_handouts(), vec![(100, 1), (3500, 3)]);
+        assert_eq!(stats.fetches_since(800).len(), 2);
+    }
+
+    #[test]
+    fn recorded_completions_and_handouts_update_the_counters() {
+        let stats = ProbeStats::new();
+        stats.record_completion();
+        stats.record_completion();
+        stats.record_hot_handout(4);
+        stats.record_hot_handout(2);
+        let c = &stats.counters;
+        assert_eq!(c.completed.load(Ordering::Relaxed), 2);
+        assert_eq!(c.hot_fetches.load(Ordering::Relaxed), 2);
+        assert_eq!(c.hot_max_attempt.load(Ordering::Relaxed), 4);
+        assert_eq!(stats.completions_between(0, u32::MAX), 2);
+    }
+
+    #[test]
+    fn counters_survive_the_child_report_round_trip() {
+        let c = ProbeCounters::default();
+        c.ack_rejected.store(20, Ordering::Relaxed);
+        c.hot_max_attempt.store(11, Ordering::Relaxed);
+        let copy: ProbeCounters =
+            serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(copy.ack_rejected.load(Ordering::Relaxed), 20);
+        assert_eq!(copy.hot_max_attempt.load(Ordering::Relaxed), 11);
+    }
+}
