@@ -133,6 +133,22 @@ impl Runtimes {
             Runtimes::Children(f) => f.live(),
         }
     }
+
+    /// Shuts the runtimes down; child processes' measurements are merged into `stats`.
+    async fn stop(
+        self,
+        env: &Env,
+        stats: &ProbeStats,
+        diagnostics: &mut BTreeMap<String, u64>,
+    ) -> Result<()> {
+        match self {
+            Runtimes::InProcess(rt, _probe) => {
+                rt.shutdown(Some(env.shutdown_grace_ms())).await;
+                Ok(())
+            }
+            Runtimes::Children(fleet) => fleet.stop(stats, diagnostics).await,
+        }
+    }
 }
 
 async fn one_run(
@@ -163,10 +179,6 @@ async fn one_run(
     let hot = format!("hot-{}", built.schema);
     let hot_opt = with_hot.then(|| hot.clone());
     let client = Arc::new(Client::new(built.provider.clone()));
-    if with_hot {
-        // Oldest row: every dispatcher sees it first.
-        client.start_orchestration(&hot, TRIVIAL, "hot").await?;
-    }
     let (tx, rx) = mpsc::unbounded_channel();
     let (stats, runtimes) = if topo.processes == 1 {
         let probe = Arc::new(Probe::new(
@@ -209,6 +221,14 @@ async fn one_run(
             }
         }
     };
+    // Only now, with every runtime up (eight child processes take seconds to start on a busy
+    // machine), so the hot instance's clock starts with the run's. Started before the healthy
+    // load, it is the oldest row: every dispatcher sees it first.
+    if with_hot && let Err(e) = client.start_orchestration(&hot, TRIVIAL, "hot").await {
+        runtimes.stop(env, &stats, &mut BTreeMap::new()).await.ok();
+        common::teardown(env, built).await;
+        return Err(e.into());
+    }
     let run_start_ms = stats.now_ms();
     let started = Instant::now();
     let driver = ClosedLoop::spawn(client.clone(), "ok".into(), IN_FLIGHT, rx);
@@ -278,13 +298,7 @@ async fn one_run(
         db_attempts = json!(n);
     }
     let mut diagnostics = BTreeMap::new();
-    let stopped = match runtimes {
-        Runtimes::InProcess(rt, _probe) => {
-            rt.shutdown(Some(env.shutdown_grace_ms())).await;
-            Ok(())
-        }
-        Runtimes::Children(fleet) => fleet.stop(&stats, &mut diagnostics).await,
-    };
+    let stopped = runtimes.stop(env, &stats, &mut diagnostics).await;
     if let Some(rx) = diag_rx.as_mut() {
         count_diagnostics(rx, Some(&hot), &mut diagnostics);
     }
