@@ -1,6 +1,9 @@
 // The closed loop every Node-side run uses: `inFlight` lanes, each running `once(id)` (start
 // one instance and wait for its result) back to back until the warm-up and the window are
 // over. Only completions inside the window count. Same shape as the Rust baseline's loop.
+// With `untilFirstS` (smoke runs) the lanes go on past the window until something has
+// completed, for at most that many seconds from the start: on a loaded machine the first
+// completion can take longer than a smoke window, and a smoke run only checks progress.
 
 /** Nearest-rank percentile of sorted values. */
 function percentile(sorted, p) {
@@ -10,13 +13,14 @@ function percentile(sorted, p) {
 }
 
 /**
- * @param {{ label: string, inFlight: number, warmupS: number, windowS: number,
+ * @param {{ label: string, inFlight: number, warmupS: number, windowS: number, untilFirstS?: number,
  *           progress: (m: string) => void, once: (id: string) => Promise<void> }} o
  */
 export async function closedLoop(o) {
   const started = performance.now()
   const from = started + o.warmupS * 1000
   const end = from + o.windowS * 1000
+  const hardEnd = started + Math.max(o.untilFirstS ?? 0, o.warmupS + o.windowS) * 1000
   const doneAt = []
   const latencies = []
   let failures = 0
@@ -25,8 +29,12 @@ export async function closedLoop(o) {
     const s = (performance.now() - started) / 1000
     o.progress(`  ${o.label}: ${s.toFixed(0)} s, completed ${doneAt.length}, failures ${failures}`)
   }, 2000)
+  const running = () => {
+    const now = performance.now()
+    return now < end || (doneAt.length === 0 && now < hardEnd)
+  }
   const lane = async (k) => {
-    for (let n = 0; performance.now() < end; n++) {
+    for (let n = 0; running(); n++) {
       const id = `${o.label.replace(/\W+/g, '')}-${k}-${n}-${Math.round(started)}`
       const t = performance.now()
       try {
@@ -46,6 +54,7 @@ export async function closedLoop(o) {
   // not for instances still in flight (their results would not count anyway).
   const lanes = Array.from({ length: o.inFlight }, (_, k) => lane(k))
   await new Promise((r) => setTimeout(r, Math.max(0, end - performance.now())))
+  while (running()) await new Promise((r) => setTimeout(r, 100))
   clearInterval(ticker)
   const inWindow = []
   for (let i = 0; i < doneAt.length; i++) if (doneAt[i] >= from && doneAt[i] < end) inWindow.push(latencies[i])

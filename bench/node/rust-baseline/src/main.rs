@@ -25,8 +25,10 @@ use steadfast_pg::{PostgresProvider, ProviderOptions};
 
 const USAGE: &str = "\
 usage: steadfast-node-baseline --schema NAME --dispatchers N --in-flight N --warmup-ms MS
-                               --window-ms MS --pool N --max-attempts N --log-level LEVEL
-The database URL is read from STEADFAST_BENCH_DATABASE_URL.";
+                               --window-ms MS --until-first-ms MS --pool N --max-attempts N
+                               --log-level LEVEL
+The database URL is read from STEADFAST_BENCH_DATABASE_URL. With --until-first-ms > 0 the
+loop goes on past the window until something completed, at most that long from the start.";
 
 struct Args {
     database_url: String,
@@ -35,6 +37,7 @@ struct Args {
     in_flight: usize,
     warmup: Duration,
     window: Duration,
+    until_first: Duration,
     pool: u32,
     max_attempts: u32,
     log_level: String,
@@ -69,6 +72,7 @@ fn parse_args() -> Result<Args> {
         in_flight: number("in-flight", take("in-flight")?)? as usize,
         warmup: Duration::from_millis(number("warmup-ms", take("warmup-ms")?)?),
         window: Duration::from_millis(number("window-ms", take("window-ms")?)?),
+        until_first: Duration::from_millis(number("until-first-ms", take("until-first-ms")?)?),
         pool: number("pool", take("pool")?)? as u32,
         max_attempts: number("max-attempts", take("max-attempts")?)? as u32,
         log_level: take("log-level")?,
@@ -133,13 +137,21 @@ async fn run(a: Args) -> Result<serde_json::Value> {
 
     let started = Instant::now();
     let end = started + a.warmup + a.window;
+    let hard_end = started + a.until_first.max(a.warmup + a.window);
     let samples = Arc::new(Mutex::new(Samples::default()));
+    let running = {
+        let samples = samples.clone();
+        move || {
+            let now = Instant::now();
+            now < end || (samples.lock().unwrap().done_at_ms.is_empty() && now < hard_end)
+        }
+    };
     let mut loops = tokio::task::JoinSet::new();
     for lane in 0..a.in_flight {
-        let (client, samples) = (client.clone(), samples.clone());
+        let (client, samples, running) = (client.clone(), samples.clone(), running.clone());
         loops.spawn(async move {
             let mut n = 0u64;
-            while Instant::now() < end {
+            while running() {
                 let id = format!("r{lane}-{n}");
                 n += 1;
                 let t0 = Instant::now();
@@ -164,6 +176,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         });
     }
     tokio::time::sleep_until(end.into()).await;
+    while running() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let from = a.warmup.as_millis() as u64;
     let to = from + a.window.as_millis() as u64;
     let summary = {
