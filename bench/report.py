@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Turn steadfast-bench JSON results into docs/benchmarks.md and SVG plots.
 
-Usage: python3 bench/report.py [RESULTS.json] [--out docs/benchmarks.md]
+Usage: python3 bench/report.py [RESULTS.json] [--node NODE_RESULTS.json] [--out docs/benchmarks.md]
 
-Without RESULTS.json the newest non-smoke file in bench/results/ is used. Writes the
-markdown file and, next to it, benchmarks-throughput.svg and benchmarks-fetch.svg. If
-bench/analysis.md exists it is appended verbatim (the hand-written reading of the numbers).
-Python 3 standard library only.
+Without RESULTS.json the newest non-smoke file in bench/results/ is used; without --node the
+newest file in bench/node/results/ (written by bench/node/bench.mjs), if any. Writes the
+markdown file and, next to it, benchmarks-throughput.svg, benchmarks-fetch.svg and (with Node
+results) benchmarks-node.svg. If bench/analysis.md exists it is appended verbatim (the
+hand-written reading of the numbers). Python 3 standard library only.
 """
 
 import argparse
@@ -22,14 +23,16 @@ PROVIDERS = ["steadfast", "duroxide-pg"]
 COLORS = {"steadfast": "#1f77b4", "duroxide-pg": "#d62728"}
 
 
-def newest_results():
+def newest_results(*where, required=True):
     files = [
         f
-        for f in glob.glob(os.path.join(ROOT, "bench", "results", "*.json"))
+        for f in glob.glob(os.path.join(ROOT, *where, "*.json"))
         if not os.path.basename(f).startswith("smoke-")
     ]
     if not files:
-        sys.exit("no results in bench/results/ (run steadfast-bench first)")
+        if required:
+            sys.exit(f"no results in {'/'.join(where)}/ (run the benchmark first)")
+        return None
     return max(files, key=os.path.getmtime)
 
 
@@ -226,6 +229,16 @@ def section_machine(r):
     return "## Machine and command\n\n" + table(["", ""], rows) + "\n\nThe benchmark process, both providers and PostgreSQL share the same cores.\n"
 
 
+def livelock_topologies(ll):
+    """Each topology's block with the scenario-wide fields; older results have one, inline."""
+    if not ll:
+        return []
+    if "topologies" not in ll:
+        return [dict(ll, topology=f"{ll.get('processes', 1)}x{ll.get('dispatchers', 32)}")]
+    shared = {k: v for k, v in ll.items() if k != "topologies"}
+    return [dict(shared, **t) for t in ll["topologies"]]
+
+
 def livelock_rows(ll):
     rows = []
     for v in ll.get("variants", []):
@@ -236,6 +249,7 @@ def livelock_rows(ll):
             b, h = pr["baseline"], pr["hot"]
             term = h.get("hot_terminal_after_s")
             rows.append([
+                ll.get("topology"),
                 f"{v['lease_s']:g} s",
                 p,
                 f"{term:.1f} s ({h.get('hot_final_status')})" if term is not None else f"never (within {h['duration_s']:.0f} s)",
@@ -250,14 +264,23 @@ def livelock_rows(ll):
 
 
 def section_livelock(ll):
-    if not ll:
+    topos = livelock_topologies(ll)
+    if not topos:
         return ""
     bo = ll.get("steadfast_redelivery_backoff", {})
     sched = ", ".join(f"{x:g}" for x in bo.get("schedule_ms_without_jitter", []))
     out = ["## 1. The livelock scenario\n"]
+    layouts = "; ".join(
+        f"`{t['topology']}`: {t.get('processes')} process{'es' if t.get('processes', 1) > 1 else ''} × "
+        f"{t.get('dispatchers_per_process', t.get('dispatchers'))} orchestration dispatchers "
+        f"({t.get('worker_dispatchers')} worker dispatchers in all)"
+        for t in topos
+    )
     out.append(
-        f"{ll.get('processes')} process × {ll.get('dispatchers')} orchestration dispatchers "
-        f"({ll.get('worker_dispatchers')} worker dispatchers), `max_attempts` {ll.get('max_attempts')}, "
+        f"32 orchestration dispatchers in all, as {layouts}. With several processes the bench re-executes itself as "
+        "child worker processes on the same schema; the parent runs the client and the closed loop and merges the "
+        "children's fetch samples and ack counts. "
+        f"`max_attempts` {ll.get('max_attempts')}, "
         f"{ll.get('healthy_in_flight')} healthy one-activity orchestrations kept in flight by a closed loop. "
         f"One instance fails on every turn: every fetch of it is delayed `lock_timeout + {ll.get('fetch_overrun_ms')} ms` "
         f"(as in `crates/steadfast-pg/tests/livelock_regression.rs`), so every ack of it hits a dead lease. "
@@ -275,18 +298,22 @@ def section_livelock(ll):
         "11 hand-outs each hold the full lease (the injected delay outlives it), plus the backoffs, plus the last "
         "ack's overrun; the target column is that bound + 2 s.\n"
     )
+    rows = [r for t in topos for r in livelock_rows(t)]
     out.append(table(
-        ["lease", "provider", "hot instance terminal", "target", "max attempt_count", "healthy/s: baseline → with hot (ratio)",
-         "fetch p50 / p99 / max (ms), with hot", "fetch p99 baseline (ms)", "ack rejections"],
-        livelock_rows(ll),
+        ["topology", "lease", "provider", "hot instance terminal", "target", "max attempt_count",
+         "healthy/s: baseline → with hot (ratio)", "fetch p50 / p99 / max (ms), with hot", "fetch p99 baseline (ms)",
+         "ack rejections"],
+        rows,
     ))
     out.append("")
-    for v in ll.get("variants", []):
-        rt = v.get("ratios", {})
-        out.append(
-            f"- lease {v['lease_s']:g} s: healthy throughput steadfast / duroxide-pg = {times(rt.get('healthy_per_s_steadfast_over_duroxide_pg'))}, "
-            f"fetch p99 duroxide-pg / steadfast = {times(rt.get('fetch_p99_duroxide_pg_over_steadfast'))}"
-        )
+    for t in topos:
+        for v in t.get("variants", []):
+            rt = v.get("ratios", {})
+            out.append(
+                f"- {t['topology']}, lease {v['lease_s']:g} s: healthy throughput steadfast / duroxide-pg = "
+                f"{times(rt.get('healthy_per_s_steadfast_over_duroxide_pg'))}, "
+                f"fetch p99 duroxide-pg / steadfast = {times(rt.get('fetch_p99_duroxide_pg_over_steadfast'))}"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -407,12 +434,110 @@ def section_ceiling(c):
     return "\n".join(out) + "\n"
 
 
-def targets(r):
+def section_node(n, rel):
+    if not n:
+        return (
+            "## 5–6. Node binding overhead and the DBOS peer\n\n"
+            "No results of `node bench/node/bench.mjs` in `bench/node/results/` yet (see Reproduce below).\n"
+        )
+    w = n.get("workload", {})
+    out = ["## 5. Binding overhead: the Node binding against the same workload in Rust\n"]
+    out.append(
+        f"From `{rel}`, written by `node bench/node/bench.mjs` ({n.get('profile')} build of the addon and of "
+        f"`steadfast-node-baseline`, Node {n.get('node_version')}, `{n.get('command')}`). "
+        f"{w.get('orchestration')}. Through the binding: JS generator orchestration and JS activity on the "
+        "repo's `lib/`; in Rust: the same orchestration written against duroxide directly "
+        "(`bench/node/rust-baseline`). Both on steadfast-pg, each in a fresh schema, with the same runtime options "
+        f"(N orchestration and N worker dispatchers, `maxAttempts` {get(w, 'runtime_options', 'maxAttempts')}, "
+        f"log level {get(w, 'runtime_options', 'logLevel')}, duroxide's defaults otherwise) and the same pools "
+        f"(client and runtime, {w.get('pool_per_steadfast_pool')} connections each). "
+        f"Closed loop: {w.get('in_flight')} lanes; {w.get('completion')}; "
+        f"only completions inside the {w.get('window_s')} s window after a {w.get('warmup_s')} s warm-up count.\n"
+    )
+    if n.get("smoke"):
+        out.append("> **Smoke run**: seconds-long windows; the numbers only show that the benchmark works.\n")
+    out.append("![Node binding](benchmarks-node.svg)\n")
+    rows = []
+    for r in n.get("overhead", []):
+        rows.append([
+            r.get("dispatchers"),
+            num(get(r, "rust", "orchestrations_per_s")),
+            num(get(r, "node", "orchestrations_per_s")),
+            times(r.get("node_over_rust")),
+            pct(r.get("overhead")),
+            f"{num(get(r, 'rust', 'latency_ms', 'p50'), 1)} / {num(get(r, 'rust', 'latency_ms', 'p99'), 1)}",
+            f"{num(get(r, 'node', 'latency_ms', 'p50'), 1)} / {num(get(r, 'node', 'latency_ms', 'p99'), 1)}",
+            f"{r.get('load_average_before')} → {r.get('load_average_after')}",
+        ])
+    out.append(table(
+        ["dispatchers", "Rust orch/s", "Node orch/s", "Node / Rust", "overhead", "Rust latency p50 / p99 (ms)",
+         "Node latency p50 / p99 (ms)", "load average"],
+        rows,
+    ))
+    out.append("\nOverhead = (Rust − Node) / Rust orchestrations/s at the same dispatcher count.\n")
+    peer = n.get("peer")
+    out.append("## 6. Peer: DBOS Transact for TypeScript\n")
+    if not peer:
+        out.append("Not run (`--peer none`).\n")
+        return "\n".join(out) + "\n"
+    sm = n.get("summary", {})
+    out.append(
+        f"`@dbos-inc/dbos-sdk` {peer.get('sdk_version')} (a dependency of `bench/node/` only), in the same invocation "
+        f"and on the same PostgreSQL: a workflow with one step (returns its input), started with "
+        f"`DBOS.startWorkflow` and awaited with `handle.getResult()` by the same closed loop ({peer.get('in_flight')} lanes), "
+        f"its system tables in a fresh schema, one pool of {peer.get('system_database_pool_size')} connections "
+        "(the two steadfast pools together). DBOS runs workflows in the calling process, so it has no dispatcher "
+        "count; it is compared with steadfast's best.\n"
+    )
+    out.append(table(
+        ["", "workflows (orchestrations)/s", "latency p50 / p99 (ms)", "steadfast / DBOS"],
+        [
+            ["DBOS", num(peer.get("orchestrations_per_s")),
+             f"{num(get(peer, 'latency_ms', 'p50'), 1)} / {num(get(peer, 'latency_ms', 'p99'), 1)}", "1.00×"],
+            ["steadfast through Node (best)", num(sm.get("node_best_orchestrations_per_s")), "", times(sm.get("node_best_over_dbos"))],
+            ["steadfast in Rust (best)", num(sm.get("rust_best_orchestrations_per_s")), "", times(sm.get("rust_best_over_dbos"))],
+        ],
+    ))
+    return "\n".join(out) + "\n"
+
+
+def targets_node(n):
+    rows = []
+    if not n:
+        return rows
+    ov = [r.get("overhead") for r in n.get("overhead", []) if r.get("overhead") is not None]
+    if ov:
+        rows.append(["5", "binding overhead ≤ 25 %", f"{min(ov) * 100:.0f} % – {max(ov) * 100:.0f} % across dispatcher counts",
+                     ok(max(ov) <= 0.25)])
+    r = get(n, "summary", "node_best_over_dbos")
+    if r is not None:
+        rows.append(["6", "steadfast through Node ≥ DBOS workflows/s",
+                     f"{num(get(n, 'summary', 'node_best_orchestrations_per_s'))} vs {num(get(n, 'summary', 'dbos_workflows_per_s'))} /s ({times(r)})",
+                     ok(r >= 1)])
+    return rows
+
+
+def svg_node(n):
+    rows = n.get("overhead", [])
+    xs = [r["dispatchers"] for r in rows]
+    if not xs:
+        return None
+    series = [
+        ("steadfast, Rust", COLORS["steadfast"], True, [get(r, "rust", "orchestrations_per_s") for r in rows]),
+        ("steadfast, Node", COLORS["steadfast"], False, [get(r, "node", "orchestrations_per_s") for r in rows]),
+    ]
+    if n.get("peer"):
+        series.append(("DBOS (no dispatchers)", "#2ca02c", True, [get(n, "peer", "orchestrations_per_s")] * len(xs)))
+    return svg_lines("Trivial orchestrations/s: Node binding, Rust, DBOS", "dispatchers (orchestration = worker)",
+                     "orchestrations / s", series, xs)
+
+
+def targets(r, n=None):
     sc = r.get("scenarios", {})
     rows = []
     ll = sc.get("livelock")
-    if ll:
-        for v in ll.get("variants", []):
+    for topo in livelock_topologies(ll):
+        for v in topo.get("variants", []):
             s = get(v, "providers", "steadfast")
             if not s:
                 continue
@@ -420,19 +545,20 @@ def targets(r):
             term = h.get("hot_terminal_after_s")
             tgt = v.get("target_terminal_within_s")
             lit = get(ll, "steadfast_redelivery_backoff", "sum_ms_max_jitter", default=0) / 1000 + 2
-            rows.append([f"1 (lease {v['lease_s']:g} s)", "hot instance terminal ≤ lease-honouring bound + 2 s",
+            case = f"1 ({topo['topology']}, lease {v['lease_s']:g} s)"
+            rows.append([case, "hot instance terminal ≤ lease-honouring bound + 2 s",
                          f"{num(term, 1, ' s') if term is not None else 'never'} vs {num(tgt, 1, ' s')}",
                          ok(term is not None and term <= tgt)])
-            rows.append([f"1 (lease {v['lease_s']:g} s)", "… as literally stated: ≤ Σ backoffs + 2 s",
+            rows.append([case, "… as literally stated: ≤ Σ backoffs + 2 s",
                          f"{num(term, 1, ' s') if term is not None else 'never'} vs {lit:.1f} s",
                          ok(term is not None and term <= lit)])
-            rows.append([f"1 (lease {v['lease_s']:g} s)", "max attempt_count ≤ 11",
+            rows.append([case, "max attempt_count ≤ 11",
                          h.get("hot_max_attempt_count"), ok((h.get("hot_max_attempt_count") or 0) <= 11)])
             rel = s.get("healthy_throughput_vs_baseline")
-            rows.append([f"1 (lease {v['lease_s']:g} s)", "healthy throughput ≥ 90 % of baseline", pct(rel),
+            rows.append([case, "healthy throughput ≥ 90 % of baseline", pct(rel),
                          ok(rel is not None and rel >= 0.9)])
             p99 = get(h, "fetch", "all", "p99_ms")
-            rows.append([f"1 (lease {v['lease_s']:g} s)", "fetch p99 < 50 ms (32 dispatchers)", num(p99, 1, " ms"),
+            rows.append([case, "fetch p99 < 50 ms (32 dispatchers)", num(p99, 1, " ms"),
                          ok(p99 is not None and p99 < 50)])
     c = sc.get("contention")
     if c and get(c, "providers", "steadfast"):
@@ -449,6 +575,7 @@ def targets(r):
         best = max([x.get("orchestrations_per_s") or 0 for x in get(t, "trivial", "providers", "steadfast", default=[])] or [0])
         if get(t, "trivial", "providers", "steadfast"):
             rows.append(["3 (trivial)", "≥ 250 one-activity orchestrations/s", num(best, 1, " /s"), ok(best >= 250)])
+    rows += targets_node(n)
     if not rows:
         return ""
     return "## Targets\n\n" + table(["scenario", "target (steadfast)", "measured", ""], rows) + "\n"
@@ -457,11 +584,17 @@ def targets(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="?")
+    ap.add_argument("--node", help="results of bench/node/bench.mjs (default: newest in bench/node/results/)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     a = ap.parse_args()
-    path = a.results or newest_results()
+    path = a.results or newest_results("bench", "results")
     with open(path) as f:
         r = json.load(f)
+    node_path = a.node or newest_results("bench", "node", "results", required=False)
+    n = None
+    if node_path:
+        with open(node_path) as f:
+            n = json.load(f)
     sc = r.get("scenarios", {})
     out_dir = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(out_dir, exist_ok=True)
@@ -482,9 +615,10 @@ def main():
                 f.write(svg_lines("Orchestrations/s by dispatcher count", "dispatchers (orchestration = worker)",
                                   "orchestrations / s", series, xs))
     groups = []
-    for v in get(sc, "livelock", "variants", default=[]) or []:
-        vals = [get(v, "providers", p, "hot", "fetch", "all", "p99_ms") for p in PROVIDERS]
-        groups.append((f"livelock\nlease {v['lease_s']:g} s", vals))
+    for topo in livelock_topologies(sc.get("livelock")):
+        for v in topo.get("variants", []):
+            vals = [get(v, "providers", p, "hot", "fetch", "all", "p99_ms") for p in PROVIDERS]
+            groups.append((f"livelock {topo['topology']}\nlease {v['lease_s']:g} s", vals))
     if get(sc, "contention", "providers"):
         groups.append(("contention", [get(sc, "contention", "providers", p, "fetch", "all", "p99_ms") for p in PROVIDERS]))
     if groups:
@@ -492,23 +626,31 @@ def main():
             f.write(svg_bars("fetch_orchestration_item p99, 32 dispatchers", "ms (log scale)", groups, PROVIDERS,
                              [COLORS[p] for p in PROVIDERS], target=(50, "- - target 50 ms")))
 
+    if n:
+        svg = svg_node(n)
+        if svg:
+            with open(os.path.join(out_dir, "benchmarks-node.svg"), "w") as f:
+                f.write(svg)
+
     rel = os.path.relpath(path, ROOT)
+    node_rel = os.path.relpath(node_path, ROOT) if node_path else None
     md = [
         "# Benchmarks: steadfast-pg and duroxide-pg on the duroxide runtime\n",
-        f"Generated by `python3 bench/report.py {rel}` from `{rel}` (written by `steadfast-bench`, "
+        f"Generated by `python3 bench/report.py {rel}{' --node ' + node_rel if node_rel else ''}` from `{rel}` (written by `steadfast-bench`, "
         "source in `bench/`). Both providers run in the same invocation, on the same machine, against the same "
         "PostgreSQL, each in a fresh schema, through the same measuring wrapper (`bench/src/probe.rs`).\n",
     ]
     if r.get("smoke"):
         md.append("> **Smoke run**: seconds-long windows; the numbers only show that the scenarios work.\n")
     md.append(section_machine(r))
-    md.append(targets(r))
+    md.append(targets(r, n))
     if groups:
         md.append("![fetch p99](benchmarks-fetch.svg)\n")
     md.append(section_livelock(sc.get("livelock")))
     md.append(section_contention(sc.get("contention")))
     md.append(section_throughput(sc.get("throughput"), r.get("throughput_vs_ceiling")))
     md.append(section_ceiling(sc.get("ceiling")))
+    md.append(section_node(n, node_rel))
     analysis = os.path.join(ROOT, "bench", "analysis.md")
     if os.path.exists(analysis):
         with open(analysis) as f:
@@ -519,6 +661,10 @@ def main():
         f"./target/release/steadfast-bench --out bench/results/<file>.json   # all scenarios, both providers\n"
         "python3 bench/report.py bench/results/<file>.json                 # this page and its SVGs\n"
         "./target/debug/steadfast-bench --smoke --out target/bench-smoke.json # seconds-long check (CI)\n"
+        "cargo build --release -p steadfast-node -p steadfast-node-baseline\n"
+        "(cd bench/node && npm ci)\n"
+        "node bench/node/bench.mjs --out bench/node/results/<file>.json     # scenarios 5 and 6\n"
+        "python3 bench/report.py bench/results/<file>.json --node bench/node/results/<file>.json\n"
         "```\n"
     )
     with open(a.out, "w") as f:

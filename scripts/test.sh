@@ -26,4 +26,10 @@ echo "==> Node binding: npm test"
 echo "==> benchmarks, smoke version (keeps them working; numbers are not checked)"
 ./target/debug/steadfast-bench --smoke --out target/bench-smoke.json
 
+echo "==> Node benchmarks, smoke version (binding vs Rust baseline, DBOS peer)"
+# bench/node has its own package.json (DBOS is a bench-only dependency); the debug addon and
+# steadfast-node-baseline come from the workspace build above.
+[[ -d bench/node/node_modules ]] || (cd bench/node && npm ci --no-audit --no-fund)
+node bench/node/bench.mjs --smoke --out target/bench-node-smoke.json
+
 echo "==> all tests passed"

@@ -30,6 +30,12 @@ impl Kind {
             Kind::DuroxidePg => "duroxide-pg",
         }
     }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        [Kind::Steadfast, Kind::DuroxidePg]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
 }
 
 /// Settings shared by every scenario of one invocation.
@@ -39,6 +45,39 @@ pub struct Env {
     pub pool: u32,
     pub smoke: bool,
     pub run_tag: String,
+    /// The livelock scenario's process layouts, in the order they run.
+    pub livelock_topologies: Vec<Topology>,
+}
+
+/// `processes` processes with `dispatchers_per_process` orchestration dispatchers each, all
+/// on one schema. 8 worker dispatchers in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
+    pub processes: usize,
+    pub dispatchers_per_process: usize,
+}
+
+impl Topology {
+    pub const ONE_BY_32: Topology = Topology {
+        processes: 1,
+        dispatchers_per_process: 32,
+    };
+    pub const EIGHT_BY_4: Topology = Topology {
+        processes: 8,
+        dispatchers_per_process: 4,
+    };
+
+    pub fn name(self) -> String {
+        format!("{}x{}", self.processes, self.dispatchers_per_process)
+    }
+
+    pub fn dispatchers(self) -> usize {
+        self.processes * self.dispatchers_per_process
+    }
+
+    pub fn workers_per_process(self) -> usize {
+        (8 / self.processes).max(1)
+    }
 }
 
 /// The redelivery backoff steadfast runs with in every scenario: the product defaults.
@@ -98,10 +137,18 @@ pub fn unique_schema(env: &Env, label: &str) -> String {
 
 pub async fn build(env: &Env, kind: Kind, label: &str) -> Result<Built> {
     let schema = unique_schema(env, &format!("{label}_{}", kind.name()));
+    connect(env, kind, schema, true).await
+}
+
+/// Connects a provider under test to `schema`. With `migrate`, the schema is created and
+/// migrated if needed; without, steadfast-pg only checks it is current (child processes
+/// join a schema their parent made, without queueing on the migration lock).
+pub async fn connect(env: &Env, kind: Kind, schema: String, migrate: bool) -> Result<Built> {
     match kind {
         Kind::Steadfast => {
             let mut o = ProviderOptions::new(env.database_url.clone()).with_schema(schema.clone());
             o.max_connections = env.pool;
+            o.run_migrations = migrate;
             o.claim.max_attempts = Some(MAX_ATTEMPTS);
             o.claim.redelivery_backoff = steadfast_backoff();
             let (fanout, tries) = claim_overrides();
@@ -325,6 +372,13 @@ pub fn start_clock() {
 pub fn progress(msg: &str) {
     let t = START.get().map(|s| s.elapsed()).unwrap_or_default();
     eprintln!("[{:>7.1}s] {msg}", t.as_secs_f64());
+}
+
+pub fn epoch_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_millis() as u64
 }
 
 pub fn epoch_secs() -> u64 {

@@ -1,15 +1,18 @@
 //! Scenario 1: the PilotSwarm livelock.
 //!
-//! One process, one runtime with 32 orchestration dispatchers, `max_attempts` 10. One
-//! orchestration (`hot`) fails on every turn: the probe delays every fetch of it past the
-//! lease (`lock_timeout + 300 ms`), so every ack of it hits a dead lease. Meanwhile a
-//! closed loop keeps `in_flight` healthy one-activity orchestrations running. Each provider
-//! also runs the same load without the hot instance (the baseline).
+//! 32 orchestration dispatchers, `max_attempts` 10, in two topologies: one process with one
+//! runtime of 32 dispatchers (`1x32`), and 8 child processes with a runtime of 4 dispatchers
+//! each on the same schema (`8x4`, see `fleet.rs`). One orchestration (`hot`) fails on every
+//! turn: the probe delays every fetch of it past the lease (`lock_timeout + 300 ms`), so every
+//! ack of it hits a dead lease. Meanwhile a closed loop in this process keeps `in_flight`
+//! healthy one-activity orchestrations running. Each provider also runs the same load without
+//! the hot instance (the baseline).
 //!
 //! Both providers short-poll here (`dispatcher_long_poll_timeout` = 0; duroxide-pg ignores
 //! the poll timeout anyway), so every `fetch_orchestration_item` call is one claim and its
 //! wall time is the claim latency.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -18,19 +21,20 @@ use anyhow::Result;
 use duroxide::runtime::Runtime;
 use duroxide::{Client, OrchestrationStatus, RuntimeOptions};
 use serde_json::{Value, json};
-use steadfast_pg::DiagnosticKind;
 use tokio::sync::mpsc;
 
 use crate::common::{
-    self, Env, Kind, MAX_ATTEMPTS, TRIVIAL, fetch_json, progress, ratio, registries, round2,
+    self, Env, Kind, MAX_ATTEMPTS, TRIVIAL, Topology, fetch_json, progress, ratio, registries,
+    round2,
 };
 use crate::driver::ClosedLoop;
-use crate::probe::Probe;
+use crate::fleet::{Fleet, FleetSpec, count_diagnostics};
+use crate::probe::{Probe, ProbeStats};
 
-const DISPATCHERS: usize = 32;
-const WORKERS: usize = 8;
 const IN_FLIGHT: usize = 64;
 const OVERRUN: Duration = Duration::from_millis(300);
+/// The longest a smoke run goes on past its window waiting for the first signs of progress.
+const SMOKE_PROGRESS_LIMIT: Duration = Duration::from_secs(60);
 struct Cfg {
     leases: Vec<Duration>,
     /// Completions and fetches in the first `warmup` of a run are not counted.
@@ -63,6 +67,22 @@ fn cfg(env: &Env) -> Cfg {
     }
 }
 
+/// Smoke runs of several processes get a few more seconds: eight fresh processes need a
+/// while for their first turns on a loaded 2-core machine.
+fn cfg_for(env: &Env, topo: Topology) -> Cfg {
+    let c = cfg(env);
+    if env.smoke && topo.processes > 1 {
+        Cfg {
+            baseline: Duration::from_millis(3000),
+            hot_min: Duration::from_millis(3000),
+            hot_max: |_| Duration::from_millis(3000),
+            ..c
+        }
+    } else {
+        c
+    }
+}
+
 /// The earliest a provider that honours leases can make the hot instance terminal:
 /// hand-outs 1..=max_attempts each hold the lease to its end, the instance becomes
 /// claimable again after steadfast's backoff, the (max_attempts + 1)-th hand-out is
@@ -73,11 +93,12 @@ pub fn expected_bound(lease: Duration) -> Duration {
     lease * (MAX_ATTEMPTS + 1) + OVERRUN + backoffs
 }
 
-fn runtime_options(lease: Duration) -> RuntimeOptions {
+/// The runtime of one process: `dispatchers` orchestration and `workers` worker dispatchers.
+pub fn runtime_options(lease: Duration, dispatchers: usize, workers: usize) -> RuntimeOptions {
     RuntimeOptions {
         max_attempts: MAX_ATTEMPTS,
-        orchestration_concurrency: DISPATCHERS,
-        worker_concurrency: WORKERS,
+        orchestration_concurrency: dispatchers,
+        worker_concurrency: workers,
         orchestrator_lock_timeout: lease,
         dispatcher_long_poll_timeout: Duration::ZERO,
         ..RuntimeOptions::default()
@@ -93,32 +114,123 @@ fn describe(s: &OrchestrationStatus) -> String {
     }
 }
 
-async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg) -> Result<Value> {
-    let label = format!("ll{}{}", lease.as_secs(), if with_hot { "h" } else { "b" });
-    let built = common::build(env, kind, &label).await?;
+/// Where the runtimes of one run live.
+enum Runtimes {
+    InProcess(Arc<Runtime>, Arc<Probe>),
+    Children(Fleet),
+}
+
+impl Runtimes {
+    /// (hot hand-outs, max attempt, ack rejections) so far.
+    fn live(&self, stats: &ProbeStats) -> (u32, u32, u64) {
+        match self {
+            Runtimes::InProcess(..) => {
+                let c = &stats.counters;
+                (
+                    c.hot_fetches.load(Ordering::Relaxed),
+                    c.hot_max_attempt.load(Ordering::Relaxed),
+                    c.ack_rejected.load(Ordering::Relaxed),
+                )
+            }
+            Runtimes::Children(f) => f.live(),
+        }
+    }
+
+    /// Shuts the runtimes down; child processes' measurements are merged into `stats`.
+    async fn stop(
+        self,
+        env: &Env,
+        stats: &ProbeStats,
+        diagnostics: &mut BTreeMap<String, u64>,
+    ) -> Result<()> {
+        match self {
+            Runtimes::InProcess(rt, _probe) => {
+                rt.shutdown(Some(env.shutdown_grace_ms())).await;
+                Ok(())
+            }
+            Runtimes::Children(fleet) => fleet.stop(stats, diagnostics).await,
+        }
+    }
+}
+
+async fn one_run(
+    env: &Env,
+    kind: Kind,
+    topo: Topology,
+    lease: Duration,
+    with_hot: bool,
+    c: &Cfg,
+) -> Result<Value> {
+    let label = format!(
+        "ll{}{}{}",
+        topo.processes,
+        lease.as_secs(),
+        if with_hot { "h" } else { "b" }
+    );
+    // With child processes this process only runs the client: a small pool is enough.
+    let parent_env = if topo.processes > 1 {
+        Env {
+            pool: env.pool.min(4),
+            ..env.clone()
+        }
+    } else {
+        env.clone()
+    };
+    let built = common::build(&parent_env, kind, &label).await?;
     let mut diag_rx = built.steadfast.as_ref().map(|p| p.subscribe());
     let hot = format!("hot-{}", built.schema);
+    let hot_opt = with_hot.then(|| hot.clone());
+    let client = Arc::new(Client::new(built.provider.clone()));
     let (tx, rx) = mpsc::unbounded_channel();
-    let probe = Arc::new(Probe::new(
-        built.provider.clone(),
-        with_hot.then(|| hot.clone()),
-        OVERRUN,
-        Some(tx),
-    ));
-    let stats = probe.stats.clone();
-    let client = Arc::new(Client::new(probe.clone()));
-    if with_hot {
-        // Oldest row: every dispatcher sees it first.
-        client.start_orchestration(&hot, TRIVIAL, "hot").await?;
+    let (stats, runtimes) = if topo.processes == 1 {
+        let probe = Arc::new(Probe::new(
+            built.provider.clone(),
+            hot_opt.clone(),
+            OVERRUN,
+            Some(tx),
+        ));
+        let (activities, orchestrations) = registries();
+        let rt = Runtime::start_with_options(
+            probe.clone(),
+            activities,
+            orchestrations,
+            runtime_options(
+                lease,
+                topo.dispatchers_per_process,
+                topo.workers_per_process(),
+            ),
+        )
+        .await;
+        (probe.stats.clone(), Runtimes::InProcess(rt, probe))
+    } else {
+        let stats = Arc::new(ProbeStats::new());
+        let spec = FleetSpec {
+            env,
+            kind,
+            schema: &built.schema,
+            processes: topo.processes,
+            dispatchers_per_process: topo.dispatchers_per_process,
+            workers_per_process: topo.workers_per_process(),
+            lease,
+            hot: hot_opt.clone(),
+            overrun: OVERRUN,
+        };
+        match Fleet::start(spec, stats.clone(), tx).await {
+            Ok(f) => (stats, Runtimes::Children(f)),
+            Err(e) => {
+                common::teardown(env, built).await;
+                return Err(e);
+            }
+        }
+    };
+    // Only now, with every runtime up (eight child processes take seconds to start on a busy
+    // machine), so the hot instance's clock starts with the run's. Started before the healthy
+    // load, it is the oldest row: every dispatcher sees it first.
+    if with_hot && let Err(e) = client.start_orchestration(&hot, TRIVIAL, "hot").await {
+        runtimes.stop(env, &stats, &mut BTreeMap::new()).await.ok();
+        common::teardown(env, built).await;
+        return Err(e.into());
     }
-    let (activities, orchestrations) = registries();
-    let rt = Runtime::start_with_options(
-        probe.clone(),
-        activities,
-        orchestrations,
-        runtime_options(lease),
-    )
-    .await;
     let run_start_ms = stats.now_ms();
     let started = Instant::now();
     let driver = ClosedLoop::spawn(client.clone(), "ok".into(), IN_FLIGHT, rx);
@@ -150,15 +262,16 @@ async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg
         }
         if el >= next_print {
             next_print += Duration::from_secs(5);
-            let cn = &stats.counters;
+            let (hot_fetches, hot_attempt, rejected) = runtimes.live(&stats);
             progress(&format!(
-                "  {}: {:>3.0} s, healthy completed {}, hot hand-outs {} (max attempt {}), ack rejections {}",
+                "  {} {}: {:>3.0} s, healthy completed {}, hot hand-outs {} (max attempt {}), ack rejections {}",
                 kind.name(),
+                topo.name(),
                 el.as_secs_f64(),
-                cn.completed.load(Ordering::Relaxed),
-                cn.hot_fetches.load(Ordering::Relaxed),
-                cn.hot_max_attempt.load(Ordering::Relaxed),
-                cn.ack_rejected.load(Ordering::Relaxed),
+                stats.counters.completed.load(Ordering::Relaxed),
+                hot_fetches,
+                hot_attempt,
+                rejected,
             ));
         }
         let done = if with_hot {
@@ -166,7 +279,11 @@ async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg
         } else {
             el >= c.baseline
         };
-        if done {
+        // A smoke run only checks progress: on a loaded machine it may need longer than its
+        // window for the first healthy completion and the first hot hand-out.
+        let progressed = stats.counters.completed.load(Ordering::Relaxed) > 0
+            && (!with_hot || runtimes.live(&stats).0 > 0);
+        if done && (!env.smoke || progressed || el >= SMOKE_PROGRESS_LIMIT) {
             break;
         }
     }
@@ -180,29 +297,23 @@ async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg
 
     // steadfast's own view of the hot instance's attempts and its diagnostics.
     let mut db_attempts = Value::Null;
-    let mut diagnostics = serde_json::Map::new();
     if with_hot
         && let Some(p) = &built.steadfast
         && let Ok(n) = p.max_attempt_count(&hot).await
     {
         db_attempts = json!(n);
     }
-    rt.shutdown(Some(env.shutdown_grace_ms())).await;
+    let mut diagnostics = BTreeMap::new();
+    let stopped = runtimes.stop(env, &stats, &mut diagnostics).await;
     if let Some(rx) = diag_rx.as_mut() {
-        while let Ok(d) = rx.try_recv() {
-            if d.kind == DiagnosticKind::ClaimExhausted || d.instance_id.as_deref() == Some(&hot) {
-                let e = diagnostics
-                    .entry(d.kind.event_name().to_string())
-                    .or_insert(json!(0));
-                *e = json!(e.as_u64().unwrap_or(0) + 1);
-            }
-        }
+        count_diagnostics(rx, Some(&hot), &mut diagnostics);
     }
     let cn = &stats.counters;
     let total_completed = cn.completed.load(Ordering::Relaxed);
     let fetches = stats.fetches_since(from_ms);
     let result = json!({
         "provider": kind.name(),
+        "topology": topo.name(),
         "lease_s": lease.as_secs_f64(),
         "with_hot_instance": with_hot,
         "duration_s": round2(elapsed.as_secs_f64()),
@@ -221,53 +332,84 @@ async fn one_run(env: &Env, kind: Kind, lease: Duration, with_hot: bool, c: &Cfg
         "acks_ok": cn.ack_ok.load(Ordering::Relaxed),
         "start_errors": driver.start_errors.load(Ordering::Relaxed),
         "fetch": fetch_json(&fetches),
-        "steadfast_diagnostics": if built.steadfast.is_some() { Value::Object(diagnostics) } else { Value::Null },
+        "steadfast_diagnostics": if built.steadfast.is_some() { json!(diagnostics) } else { Value::Null },
     });
     common::teardown(env, built).await;
+    stopped?;
     if total_completed == 0 {
         anyhow::bail!(
-            "{}: no healthy orchestration completed in {:.1} s",
+            "{} {}: no healthy orchestration completed in {:.1} s",
             kind.name(),
+            topo.name(),
             elapsed.as_secs_f64()
         );
     }
     if with_hot && cn.hot_fetches.load(Ordering::Relaxed) == 0 {
-        anyhow::bail!("{}: the hot instance was never handed out", kind.name());
+        anyhow::bail!(
+            "{} {}: the hot instance was never handed out",
+            kind.name(),
+            topo.name()
+        );
     }
     Ok(result)
 }
 
 pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
     let c = cfg(env);
+    let mut topologies = Vec::new();
+    for &topo in &env.livelock_topologies {
+        topologies.push(run_topology(env, kinds, topo, &cfg_for(env, topo)).await?);
+    }
+    Ok(json!({
+        "max_attempts": MAX_ATTEMPTS,
+        "healthy_in_flight": IN_FLIGHT,
+        "fetch_overrun_ms": OVERRUN.as_millis() as u64,
+        "warmup_s": c.warmup.as_secs_f64(),
+        "polling": "short (dispatcher_long_poll_timeout = 0, dispatcher_min_poll_interval = 100 ms)",
+        "steadfast_redelivery_backoff": common::backoff_json(),
+        "topologies": topologies,
+    }))
+}
+
+async fn run_topology(env: &Env, kinds: &[Kind], topo: Topology, c: &Cfg) -> Result<Value> {
     let mut variants = Vec::new();
     for &lease in &c.leases {
         let bound = expected_bound(lease);
         progress(&format!(
-            "livelock: lease {} s, {DISPATCHERS} dispatchers, max_attempts {MAX_ATTEMPTS}; lease-honouring bound for the hot instance {:.1} s",
+            "livelock {}: lease {} s, {} dispatchers, max_attempts {MAX_ATTEMPTS}; lease-honouring bound for the hot instance {:.1} s",
+            topo.name(),
             lease.as_secs_f64(),
+            topo.dispatchers(),
             bound.as_secs_f64()
         ));
         let mut per = serde_json::Map::new();
         for &kind in kinds {
             progress(&format!(
-                "livelock {}: baseline (no hot instance)",
+                "livelock {} {}: baseline (no hot instance)",
+                topo.name(),
                 kind.name()
             ));
-            let base = one_run(env, kind, lease, false, &c).await?;
+            let base = one_run(env, kind, topo, lease, false, c).await?;
             progress(&format!(
-                "livelock {}: baseline {} healthy/s, fetch p99 {} ms",
+                "livelock {} {}: baseline {} healthy/s, fetch p99 {} ms",
+                topo.name(),
                 kind.name(),
                 base["healthy_per_s"],
                 base["fetch"]["all"]["p99_ms"]
             ));
-            progress(&format!("livelock {}: with the hot instance", kind.name()));
-            let hot = one_run(env, kind, lease, true, &c).await?;
+            progress(&format!(
+                "livelock {} {}: with the hot instance",
+                topo.name(),
+                kind.name()
+            ));
+            let hot = one_run(env, kind, topo, lease, true, c).await?;
             let rel = ratio(
                 hot["healthy_per_s"].as_f64().unwrap_or(0.0),
                 base["healthy_per_s"].as_f64().unwrap_or(0.0),
             );
             progress(&format!(
-                "livelock {}: hot terminal {}, max attempt {}, healthy {}/s = {} of baseline, fetch p99 {} ms, ack rejections {}",
+                "livelock {} {}: hot terminal {}, max attempt {}, healthy {}/s = {} of baseline, fetch p99 {} ms, ack rejections {}",
+                topo.name(),
                 kind.name(),
                 match hot["hot_terminal_after_s"].as_f64() {
                     Some(t) => format!("after {t:.1} s"),
@@ -313,15 +455,11 @@ pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
         }));
     }
     Ok(json!({
-        "dispatchers": DISPATCHERS,
-        "processes": 1,
-        "worker_dispatchers": WORKERS,
-        "healthy_in_flight": IN_FLIGHT,
-        "max_attempts": MAX_ATTEMPTS,
-        "fetch_overrun_ms": OVERRUN.as_millis() as u64,
-        "warmup_s": c.warmup.as_secs_f64(),
-        "polling": "short (dispatcher_long_poll_timeout = 0, dispatcher_min_poll_interval = 100 ms)",
-        "steadfast_redelivery_backoff": common::backoff_json(),
+        "topology": topo.name(),
+        "dispatchers": topo.dispatchers(),
+        "processes": topo.processes,
+        "dispatchers_per_process": topo.dispatchers_per_process,
+        "worker_dispatchers": topo.processes * topo.workers_per_process(),
         "variants": variants,
     }))
 }

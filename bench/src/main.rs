@@ -5,6 +5,7 @@ mod ceiling;
 mod common;
 mod contention;
 mod driver;
+mod fleet;
 mod livelock;
 mod probe;
 mod throughput;
@@ -16,16 +17,20 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::common::{Env, Kind, progress};
+use crate::common::{Env, Kind, Topology, progress};
 
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                        [--scenario livelock|contention|throughput|ceiling|all]
+                       [--livelock-topology 1x32|8x4|both]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
 
   --smoke          seconds-long version of each scenario (what CI runs)
   --provider       which provider(s) to run; default both
   --scenario       comma-separated list or `all` (default)
+  --livelock-topology
+                   1x32: one process with 32 orchestration dispatchers; 8x4: eight child
+                   processes with 4 each, on the same schema; both (default) runs 1x32, then 8x4
   --out            JSON results file; default bench/results/run-<epoch>.json
                    (target/bench-smoke-<epoch>.json with --smoke)
   --database-url   default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
@@ -43,6 +48,7 @@ struct Args {
     out: Option<PathBuf>,
     database_url: String,
     pool: u32,
+    topologies: Vec<Topology>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -55,6 +61,7 @@ fn parse_args() -> Result<Args> {
             .or_else(|_| std::env::var("STEADFAST_TEST_DATABASE_URL"))
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
         pool: 0,
+        topologies: vec![Topology::ONE_BY_32, Topology::EIGHT_BY_4],
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -92,6 +99,14 @@ fn parse_args() -> Result<Args> {
                 }
                 list.dedup();
                 args.scenarios = list;
+            }
+            "--livelock-topology" => {
+                args.topologies = match value("--livelock-topology")?.as_str() {
+                    "1x32" => vec![Topology::ONE_BY_32],
+                    "8x4" => vec![Topology::EIGHT_BY_4],
+                    "both" => vec![Topology::ONE_BY_32, Topology::EIGHT_BY_4],
+                    other => bail!("--livelock-topology: unknown topology {other:?}\n\n{USAGE}"),
+                }
             }
             "--out" => args.out = Some(PathBuf::from(value("--out")?)),
             "--database-url" => args.database_url = value("--database-url")?,
@@ -183,6 +198,7 @@ async fn run(args: Args) -> Result<()> {
         pool: args.pool,
         smoke: args.smoke,
         run_tag: format!("{}", started_epoch % 1_000_000_000),
+        livelock_topologies: args.topologies.clone(),
     };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(if args.smoke {
@@ -273,8 +289,45 @@ async fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Runs `work` on a multi-threaded tokio runtime; errors go to stderr prefixed with `who`.
+fn block_on(who: &str, work: impl std::future::Future<Output = Result<()>>) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{who}: tokio: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(work) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{who}: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A child worker process of the livelock scenario's multi-process topology.
+fn child(cfg: &str) -> ExitCode {
+    let cfg: fleet::ChildConfig = match serde_json::from_str(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("steadfast-bench child: bad {}: {e}", fleet::CHILD_ENV);
+            return ExitCode::from(2);
+        }
+    };
+    let who = format!("steadfast-bench child {}", cfg.index);
+    block_on(&who, fleet::child_main(cfg))
+}
+
 fn main() -> ExitCode {
     common::start_clock();
+    if let Ok(cfg) = std::env::var(fleet::CHILD_ENV) {
+        return child(&cfg);
+    }
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
@@ -293,21 +346,5 @@ fn main() -> ExitCode {
     // thread exists so both providers run with the same pool size.
     // SAFETY: single-threaded here; no other thread reads the environment yet.
     unsafe { std::env::set_var("DUROXIDE_PG_POOL_MAX", args.pool.to_string()) };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("steadfast-bench: tokio: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match rt.block_on(run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("steadfast-bench: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    block_on("steadfast-bench", run(args))
 }

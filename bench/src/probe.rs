@@ -26,7 +26,7 @@ use duroxide::{Event, SystemStats};
 use tokio::sync::mpsc;
 
 /// One `fetch_orchestration_item` call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FetchSample {
     /// Milliseconds since the probe was created, at the start of the call.
     pub at_ms: u32,
@@ -38,7 +38,7 @@ pub struct FetchSample {
     pub error: bool,
 }
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct ProbeCounters {
     pub ack_ok: AtomicU64,
     pub ack_rejected: AtomicU64,
@@ -53,6 +53,8 @@ pub struct ProbeCounters {
 
 pub struct ProbeStats {
     pub started: Instant,
+    /// Wall clock at `started`, ms since the epoch: lines up samples taken in other processes.
+    pub started_epoch_ms: u64,
     pub counters: ProbeCounters,
     fetches: Mutex<Vec<FetchSample>>,
     completions_ms: Mutex<Vec<u32>>,
@@ -60,10 +62,17 @@ pub struct ProbeStats {
     hot_handouts: Mutex<Vec<(u32, u32)>>,
 }
 
+impl Default for ProbeStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ProbeStats {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             started: Instant::now(),
+            started_epoch_ms: crate::common::epoch_ms(),
             counters: ProbeCounters::default(),
             fetches: Mutex::new(Vec::with_capacity(1 << 16)),
             completions_ms: Mutex::new(Vec::with_capacity(1 << 14)),
@@ -100,6 +109,42 @@ impl ProbeStats {
 
     pub fn hot_handouts(&self) -> Vec<(u32, u32)> {
         self.hot_handouts.lock().unwrap().clone()
+    }
+
+    /// An orchestration completed (its completing ack committed) now.
+    pub fn record_completion(&self) {
+        self.counters.completed.fetch_add(1, Ordering::Relaxed);
+        self.completions_ms.lock().unwrap().push(self.now_ms());
+    }
+
+    /// The hot instance was handed out now, with this attempt count.
+    pub fn record_hot_handout(&self, attempt: u32) {
+        let c = &self.counters;
+        c.hot_fetches.fetch_add(1, Ordering::Relaxed);
+        c.hot_max_attempt.fetch_max(attempt, Ordering::Relaxed);
+        self.hot_handouts
+            .lock()
+            .unwrap()
+            .push((self.now_ms(), attempt));
+    }
+
+    /// Adds samples taken by another process's probe whose clock started `offset_ms` after
+    /// this one's (negative: before). Samples that would fall before this clock start at 0.
+    pub fn merge_remote(
+        &self,
+        offset_ms: i64,
+        fetches: &[FetchSample],
+        hot_handouts: &[(u32, u32)],
+    ) {
+        let shift = |t: u32| (t as i64 + offset_ms).clamp(0, u32::MAX as i64) as u32;
+        let mut mine = self.fetches.lock().unwrap();
+        mine.extend(fetches.iter().map(|s| FetchSample {
+            at_ms: shift(s.at_ms),
+            ..*s
+        }));
+        let mut hot = self.hot_handouts.lock().unwrap();
+        hot.extend(hot_handouts.iter().map(|&(t, a)| (shift(t), a)));
+        hot.sort_unstable();
     }
 }
 
@@ -169,14 +214,7 @@ impl Provider for Probe {
                 .unwrap()
                 .insert(token.clone(), (item.instance.clone(), item.messages.len()));
             if self.hot.as_deref() == Some(item.instance.as_str()) {
-                let c = &self.stats.counters;
-                c.hot_fetches.fetch_add(1, Ordering::Relaxed);
-                c.hot_max_attempt.fetch_max(*attempt, Ordering::Relaxed);
-                self.stats
-                    .hot_handouts
-                    .lock()
-                    .unwrap()
-                    .push((self.stats.now_ms(), *attempt));
+                self.stats.record_hot_handout(*attempt);
                 tokio::time::sleep(lock_timeout + self.overrun).await;
             }
         }
@@ -215,12 +253,7 @@ impl Provider for Probe {
                     c.messages_acked
                         .fetch_add(messages as u64, Ordering::Relaxed);
                     if completed {
-                        c.completed.fetch_add(1, Ordering::Relaxed);
-                        self.stats
-                            .completions_ms
-                            .lock()
-                            .unwrap()
-                            .push(self.stats.now_ms());
+                        self.stats.record_completion();
                         if let Some(tx) = &self.completions {
                             let _ = tx.send(instance);
                         }
@@ -394,5 +427,62 @@ impl Provider for Probe {
         instance: &str,
     ) -> Result<Option<SystemStats>, ProviderError> {
         self.inner.get_instance_stats(instance).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(at_ms: u32, micros: u32) -> FetchSample {
+        FetchSample {
+            at_ms,
+            micros,
+            found: true,
+            error: false,
+        }
+    }
+
+    #[test]
+    fn remote_samples_land_on_this_clock() {
+        let stats = ProbeStats::new();
+        // A child whose clock started 1.5 s after ours, and one that started 0.2 s before.
+        stats.merge_remote(1500, &[sample(100, 7)], &[(2000, 3)]);
+        stats.merge_remote(-200, &[sample(50, 9), sample(1000, 11)], &[(300, 1)]);
+        let mut at: Vec<(u32, u32)> = stats
+            .fetches()
+            .iter()
+            .map(|s| (s.at_ms, s.micros))
+            .collect();
+        at.sort_unstable();
+        // 50 - 200 would be before our clock started: it is kept, at 0.
+        assert_eq!(at, vec![(0, 9), (800, 11), (1600, 7)]);
+        assert_eq!(stats.hot_handouts(), vec![(100, 1), (3500, 3)]);
+        assert_eq!(stats.fetches_since(800).len(), 2);
+    }
+
+    #[test]
+    fn recorded_completions_and_handouts_update_the_counters() {
+        let stats = ProbeStats::new();
+        stats.record_completion();
+        stats.record_completion();
+        stats.record_hot_handout(4);
+        stats.record_hot_handout(2);
+        let c = &stats.counters;
+        assert_eq!(c.completed.load(Ordering::Relaxed), 2);
+        assert_eq!(c.hot_fetches.load(Ordering::Relaxed), 2);
+        assert_eq!(c.hot_max_attempt.load(Ordering::Relaxed), 4);
+        assert_eq!(stats.completions_between(0, u32::MAX), 2);
+    }
+
+    #[test]
+    fn counters_survive_the_child_report_round_trip() {
+        let c = ProbeCounters::default();
+        c.ack_rejected.store(20, Ordering::Relaxed);
+        c.hot_max_attempt.store(11, Ordering::Relaxed);
+        let copy: ProbeCounters =
+            serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(copy.ack_rejected.load(Ordering::Relaxed), 20);
+        assert_eq!(copy.hot_max_attempt.load(Ordering::Relaxed), 11);
     }
 }
