@@ -96,6 +96,14 @@ class Client {
     await callAsync(() => this.#native.raiseEvent(instanceId, eventName, text))
   }
 
+  /** Send `data` to queue `queueName` of an instance; the orchestration reads it with `ctx.dequeueEvent`. */
+  async enqueueEvent(instanceId, queueName, data) {
+    requireString('instanceId', instanceId)
+    requireString('queueName', queueName)
+    const text = encode(data, 'data')
+    await callAsync(() => this.#native.enqueueEvent(instanceId, queueName, text))
+  }
+
   async cancelInstance(instanceId, reason = '') {
     requireString('instanceId', instanceId)
     if (typeof reason !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'reason must be a string')

@@ -5,7 +5,7 @@ const { Client } = require('./client')
 const { Runtime } = require('./runtime')
 const { OrchestrationContext, ActivityContext, ScheduledTask } = require('./context')
 const { SteadfastError } = require('./errors')
-const { MAX_WORKER_TAGS, MAX_TAG_NAME_BYTES } = require('./options')
+const { MAX_WORKER_TAGS, MAX_TAG_NAME_BYTES, MAX_KV_KEYS, MAX_KV_VALUE_BYTES, MAX_CUSTOM_STATUS_BYTES } = require('./limits')
 
 module.exports = {
   SqliteProvider,
@@ -18,4 +18,7 @@ module.exports = {
   SteadfastError,
   MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES,
+  MAX_KV_KEYS,
+  MAX_KV_VALUE_BYTES,
+  MAX_CUSTOM_STATUS_BYTES,
 }

@@ -260,6 +260,23 @@ impl NativeClient {
         .await
     }
 
+    /// Send `data` to queue `queue_name` of an instance (read with `ctx.dequeueEvent`).
+    #[napi]
+    pub async fn enqueue_event(
+        &self,
+        instance_id: String,
+        queue_name: String,
+        data: String,
+    ) -> napi::Result<()> {
+        let c = self.inner.clone();
+        guard(async move {
+            c.enqueue_event(instance_id, queue_name, data)
+                .await
+                .map_err(client_error)
+        })
+        .await
+    }
+
     #[napi]
     pub async fn cancel_instance(&self, instance_id: String, reason: String) -> napi::Result<()> {
         let c = self.inner.clone();
