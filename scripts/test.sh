@@ -15,11 +15,11 @@ cargo build --workspace --all-targets
 echo "==> cargo test --workspace (database: ${STEADFAST_TEST_DATABASE_URL})"
 cargo test --workspace "$@" -- --test-threads=4
 
-echo "==> example app (embedded SQLite, then PostgreSQL)"
-./scripts/example.sh
-./scripts/example.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
+echo "==> Rust example app (embedded SQLite, then PostgreSQL)"
+./scripts/example-rust.sh
+./scripts/example-rust.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
 
-echo "==> Node binding: npm test"
+echo "==> Node binding: npm test, typings, Node example app (SQLite, then PostgreSQL)"
 ./scripts/node-test.sh
 
 echo "==> benchmarks, smoke version (keeps them working; numbers are not checked)"
