@@ -546,6 +546,41 @@ mod tests {
     }
 
     #[test]
+    fn session_and_detached_descriptors_decode() {
+        let t: Task = serde_json::from_value(json!({
+            "type": "activityWithRetry", "name": "A", "input": "1", "sessionId": "s1",
+            "retry": {"maxAttempts": 2}, "typed": true
+        }))
+        .unwrap();
+        assert!(matches!(t, Task::ActivityWithRetry { session_id: Some(ref s), .. } if s == "s1"));
+        let t: Task = serde_json::from_value(json!({
+            "type": "startOrchestration", "name": "O", "instanceId": "x", "input": "null",
+            "version": "2.0.0"
+        }))
+        .unwrap();
+        assert!(matches!(t, Task::StartOrchestration { version: Some(ref v), .. } if v == "2.0.0"));
+    }
+
+    #[test]
+    fn detached_start_with_a_reserved_id_fails_instead_of_panicking() {
+        let ctx =
+            OrchestrationContext::new(Vec::new(), 1, "i".into(), "O".into(), "1.0.0".into(), None);
+        for id in ["sub::1", "a::sub::1"] {
+            let task = Task::StartOrchestration {
+                name: "O".into(),
+                instance_id: id.into(),
+                input: "null".into(),
+                version: None,
+            };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let err = rt.block_on(execute(&ctx, task)).err().unwrap();
+            assert!(err.contains("reserved"), "{err}");
+        }
+    }
+
+    #[test]
     fn retry_zero_attempts_is_an_error_not_a_panic() {
         let e = retry_policy(Retry {
             max_attempts: 0,
