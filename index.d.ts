@@ -106,6 +106,14 @@ export declare class NativeRuntime {
   orchSetValue(turn: number, key: string, value: string): void
   orchGetValue(turn: number, key: string): string | null
   orchClearValue(turn: number, key: string): void
+  orchClearAllValues(turn: number): void
+  /** Every KV entry of the instance, as an object. */
+  orchGetAllValues(turn: number): Record<string, string>
+  /** KV keys in key order. */
+  orchGetAllKeys(turn: number): Array<string>
+  orchGetKvLength(turn: number): number
+  /** Clear entries last written before `updated_before_ms` (validated in JS); returns how many. */
+  orchPruneValuesUpdatedBefore(turn: number, updatedBeforeMs: number): number
   orchIsReplaying(turn: number): boolean
   /** Log through duroxide (suppressed while replaying). `level`: info, warn, error, debug. */
   orchTrace(turn: number, level: string, message: string): void

@@ -47,6 +47,34 @@ async function main(): Promise<void> {
   rt.registerOrchestrationVersioned('Sum', '2.0.0', function* (ctx) {
     return yield ctx.scheduleActivityWithRetry('Add', { a: 1, b: 2 }, { maxAttempts: 3, timeoutMs: 100, backoff: { kind: 'exponential', baseMs: 10 } })
   })
+  rt.registerOrchestration('Context', function* (ctx, input: { peer: string }) {
+    const onSession: number = yield ctx.scheduleActivityOnSession<number>('Add', { a: 1, b: 2 }, 'session-1')
+    yield ctx.scheduleActivity('Add', { a: 1, b: 2 }, { sessionId: 's', tag: 'gpu' })
+    yield ctx.scheduleActivityWithRetryOnSession('Add', null, { maxAttempts: 2, backoff: 'none' }, 'session-1')
+    const message: { seq: number } = yield ctx.dequeueEvent<{ seq: number }>('inbox')
+    const peerValue: string | null = yield ctx.getValueFromInstance(input.peer, 'color')
+    const detached: null = yield ctx.startOrchestration('Sum', 'other-1', { a: 1, b: 1 })
+    yield ctx.startOrchestrationVersioned('Sum', '2.0.0', 'other-2', null)
+    yield ctx.scheduleSubOrchestrationVersioned('Sum', '2.0.0', { a: 1, b: 1 })
+    yield ctx.scheduleSubOrchestrationVersionedWithId('Sum', '2.0.0', 'child-1', { a: 1, b: 1 })
+    const typed = yield ctx.allTyped([ctx.scheduleActivityTyped('Add', null), ctx.dequeueEventTyped('inbox')])
+    const raced = yield ctx.raceTyped(ctx.waitForEventTyped('go'), ctx.scheduleTimer(5))
+    ctx.clearAllValues()
+    const all: Record<string, string> = ctx.getKvAllValues()
+    const keys: string[] = ctx.getKvAllKeys()
+    const pruned: number = ctx.pruneKvValuesUpdatedBefore(Date.now()) + ctx.getKvLength()
+    ctx.traceDebug('x')
+    use(onSession, message.seq, peerValue, detached, typed, raced, all, keys, pruned, MAX_KV_KEYS + MAX_KV_VALUE_BYTES + MAX_CUSTOM_STATUS_BYTES)
+    // @ts-expect-error the session id is required
+    ctx.scheduleActivityOnSession('Add', null)
+    yield ctx.continueAsNewVersioned(input, '2.0.0')
+  })
+  rt.registerActivity('Tagged', async (ctx) => {
+    const tag: string | null = ctx.tag
+    const session: string | null = ctx.sessionId
+    ctx.traceWarn(`${tag} ${session}`)
+    return ctx.isCancelled()
+  })
   rt.on('poisoned', (d) => use(d.instanceId, d.attemptCount, d.kind === 'poisoned'))
   rt.on('diagnostic', (d: Diagnostic) => {
     if (d.kind === 'poisonLost') use(d.reason)
@@ -54,6 +82,7 @@ async function main(): Promise<void> {
   await rt.start()
   const client = new Client(provider)
   await client.startOrchestration('i1', 'Sum', { a: 1, b: 2 })
+  await client.enqueueEvent('i1', 'inbox', { seq: 1 })
   const status = await client.waitForOrchestration('i1', 5000)
   use(status.output, status.customStatusVersion, rt.metricsSnapshot()?.orchStarts)
   const letters: DeadLetter[] = await client.listDeadLetters({ instanceId: 'i1', afterId: 0, limit: 50 })

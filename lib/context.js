@@ -2,8 +2,9 @@
 
 const { Client } = require('./client')
 const { callSync, typeError, rangeError } = require('./errors')
-const { encode, requirePayloadText, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES } = require('./json')
+const { encode } = require('./json')
 const { requireString, requireNonNegativeInt, requireSemver, describeValue } = require('./options')
+const { checkKvValue, checkKvKeyCount, checkCustomStatus, checkTag, checkRootInstanceId } = require('./limits')
 
 const DESCRIPTOR = Symbol('steadfast.task.descriptor')
 const MAX_DELAY_MS = 0xffff_ffff
@@ -23,12 +24,31 @@ class ScheduledTask {
       throw typeError('ERR_INVALID_ARG_VALUE', 'withTag() applies only to scheduleActivity() tasks')
     }
     requireString('tag', tag)
+    checkTag(tag)
     this[DESCRIPTOR] = { ...this[DESCRIPTOR], tag }
     return this
   }
 }
 
-const COMPOSABLE = new Set(['activity', 'activityWithRetry', 'timer', 'waitEvent', 'subOrchestration', 'newGuid', 'utcNow'])
+const COMPOSABLE = new Set(['activity', 'activityWithRetry', 'timer', 'waitEvent', 'dequeueEvent', 'getValueFromInstance', 'subOrchestration', 'newGuid', 'utcNow'])
+
+/** The same task, marked so its result gets a second JSON decode (duroxide-node's `*Typed`). */
+function typed(task) {
+  task[DESCRIPTOR] = { ...task[DESCRIPTOR], typed: true }
+  return task
+}
+
+function activityOptions(options) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw typeError('ERR_INVALID_ARG_TYPE', `options must be an object like { sessionId } (got ${describeValue(options)})`)
+  const out = {}
+  for (const key of Object.keys(options)) {
+    if (key === 'sessionId') out.sessionId = requireString('options.sessionId', options.sessionId)
+    else if (key === 'tag') out.tag = checkTag(requireString('options.tag', options.tag))
+    else throw typeError('ERR_INVALID_ARG_VALUE', `options.${key} is not a known option (sessionId, tag)`)
+  }
+  return out
+}
 
 function descriptorOf(task, where) {
   if (!(task instanceof ScheduledTask)) {
@@ -121,14 +141,27 @@ class OrchestrationContext {
     Object.freeze(this)
   }
 
-  scheduleActivity(name, input) {
+  scheduleActivity(name, input, options) {
     requireString('name', name)
-    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input') })
+    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input'), ...activityOptions(options) })
+  }
+
+  /** Run on the worker that holds `sessionId` (all of a session's activities share one worker). */
+  scheduleActivityOnSession(name, input, sessionId) {
+    requireString('sessionId', sessionId)
+    return this.scheduleActivity(name, input, { sessionId })
   }
 
   scheduleActivityWithRetry(name, input, retry) {
     requireString('name', name)
     return new ScheduledTask({ type: 'activityWithRetry', name, input: encode(input, 'input'), retry: retryPolicy(retry) })
+  }
+
+  scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
+    requireString('sessionId', sessionId)
+    const task = this.scheduleActivityWithRetry(name, input, retry)
+    task[DESCRIPTOR] = { ...task[DESCRIPTOR], sessionId }
+    return task
   }
 
   scheduleTimer(delayMs) {
@@ -159,6 +192,44 @@ class OrchestrationContext {
     return this.scheduleSubOrchestration(name, input, { instanceId })
   }
 
+  scheduleSubOrchestrationVersioned(name, version, input) {
+    return this.scheduleSubOrchestration(name, input, { version })
+  }
+
+  scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
+    return this.scheduleSubOrchestration(name, input, { version, instanceId })
+  }
+
+  /** Next message of queue `queueName` (see Client.enqueueEvent); messages wait for their dequeue. */
+  dequeueEvent(queueName) {
+    requireString('queueName', queueName)
+    return new ScheduledTask({ type: 'dequeueEvent', queue: queueName })
+  }
+
+  /** Read key `key` of another instance (a recorded system activity); yields the string or null. */
+  getValueFromInstance(instanceId, key) {
+    requireString('instanceId', instanceId)
+    requireString('key', key)
+    return new ScheduledTask({ type: 'getValueFromInstance', instanceId, key })
+  }
+
+  /** Start another orchestration without waiting for it (detached); yields null at once. */
+  startOrchestration(name, instanceId, input) {
+    return this.#detached(name, undefined, instanceId, input)
+  }
+
+  startOrchestrationVersioned(name, version, instanceId, input) {
+    return this.#detached(name, requireSemver('version', version), instanceId, input)
+  }
+
+  #detached(name, version, instanceId, input) {
+    requireString('name', name)
+    checkRootInstanceId('instanceId', requireString('instanceId', instanceId))
+    const d = { type: 'startOrchestration', name, instanceId, input: encode(input, 'input') }
+    if (version !== undefined) d.version = version
+    return new ScheduledTask(d)
+  }
+
   newGuid() {
     return new ScheduledTask({ type: 'newGuid' })
   }
@@ -173,6 +244,10 @@ class OrchestrationContext {
     return new ScheduledTask(d)
   }
 
+  continueAsNewVersioned(input, version) {
+    return this.continueAsNew(input, requireSemver('version', version))
+  }
+
   all(tasks) {
     if (!Array.isArray(tasks)) throw typeError('ERR_INVALID_ARG_TYPE', 'all() takes an array of tasks')
     return new ScheduledTask({ type: 'all', tasks: composable(tasks, 'tasks') })
@@ -185,7 +260,7 @@ class OrchestrationContext {
   }
 
   setCustomStatus(status) {
-    requirePayloadText('status', status, MAX_CUSTOM_STATUS_BYTES)
+    checkCustomStatus(status)
     callSync(() => this.#native.orchSetCustomStatus(this.#turn, status))
   }
 
@@ -200,7 +275,8 @@ class OrchestrationContext {
   setValue(key, value) {
     requireString('key', key)
     if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'value must be a string (JSON.stringify objects)')
-    requirePayloadText('value', value, MAX_KV_VALUE_BYTES)
+    checkKvValue(key, value)
+    checkKvKeyCount(key, this.getValue(key) !== null, this.getKvLength())
     callSync(() => this.#native.orchSetValue(this.#turn, key, value))
   }
 
@@ -212,6 +288,85 @@ class OrchestrationContext {
   clearValue(key) {
     requireString('key', key)
     callSync(() => this.#native.orchClearValue(this.#turn, key))
+  }
+
+  clearAllValues() {
+    callSync(() => this.#native.orchClearAllValues(this.#turn))
+  }
+
+  /** Every key/value of this instance as a plain object. */
+  getKvAllValues() {
+    return { ...callSync(() => this.#native.orchGetAllValues(this.#turn)) }
+  }
+
+  /** The keys, sorted. */
+  getKvAllKeys() {
+    return callSync(() => this.#native.orchGetAllKeys(this.#turn))
+  }
+
+  getKvLength() {
+    return callSync(() => this.#native.orchGetKvLength(this.#turn))
+  }
+
+  /** Clear the keys last written before `cutoffMs` (ms since the epoch); returns how many. A replayed
+   *  setValue is stamped again, so this prunes keys carried over by continue-as-new. */
+  pruneKvValuesUpdatedBefore(cutoffMs) {
+    requireNonNegativeInt('cutoffMs', cutoffMs, Number.MAX_SAFE_INTEGER)
+    return callSync(() => this.#native.orchPruneValuesUpdatedBefore(this.#turn, cutoffMs))
+  }
+
+  // duroxide-node's typed variants: the result, when it is a string holding JSON, is decoded
+  // once more (for activities that return JSON.stringify(...) text).
+  scheduleActivityTyped(name, input, options) {
+    return typed(this.scheduleActivity(name, input, options))
+  }
+
+  scheduleActivityOnSessionTyped(name, input, sessionId) {
+    return typed(this.scheduleActivityOnSession(name, input, sessionId))
+  }
+
+  scheduleActivityWithRetryTyped(name, input, retry) {
+    return typed(this.scheduleActivityWithRetry(name, input, retry))
+  }
+
+  scheduleActivityWithRetryOnSessionTyped(name, input, retry, sessionId) {
+    return typed(this.scheduleActivityWithRetryOnSession(name, input, retry, sessionId))
+  }
+
+  scheduleSubOrchestrationTyped(name, input, options) {
+    return typed(this.scheduleSubOrchestration(name, input, options))
+  }
+
+  scheduleSubOrchestrationWithIdTyped(name, instanceId, input) {
+    return typed(this.scheduleSubOrchestrationWithId(name, instanceId, input))
+  }
+
+  waitForEventTyped(name) {
+    return typed(this.waitForEvent(name))
+  }
+
+  dequeueEventTyped(queueName) {
+    return typed(this.dequeueEvent(queueName))
+  }
+
+  allTyped(tasks) {
+    return typed(this.all(tasks))
+  }
+
+  raceTyped(...tasks) {
+    return typed(this.race(...tasks))
+  }
+
+  startOrchestrationTyped(name, instanceId, input) {
+    return this.startOrchestration(name, instanceId, input)
+  }
+
+  startOrchestrationVersionedTyped(name, version, instanceId, input) {
+    return this.startOrchestrationVersioned(name, version, instanceId, input)
+  }
+
+  continueAsNewTyped(input, version) {
+    return this.continueAsNew(input, version)
   }
 
   isReplaying() {

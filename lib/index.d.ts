@@ -469,6 +469,14 @@ export interface RetryPolicy {
   backoff?: Backoff
 }
 
+/** Options of {@link OrchestrationContext.scheduleActivity}. */
+export interface ActivityOptions {
+  /** Run on the worker holding this session (see `scheduleActivityOnSession`). */
+  sessionId?: string
+  /** Same as `.withTag(tag)`; at most 256 bytes. */
+  tag?: string
+}
+
 export interface SubOrchestrationOptions {
   /** Child instance id (default: generated from the parent's). */
   instanceId?: string
@@ -491,9 +499,16 @@ export class OrchestrationContext {
   readonly orchestrationVersion: string
 
   /** Run activity `name`; yields its result, throws an `Error` with its failure message. */
-  scheduleActivity<T = any>(name: string, input?: unknown): ScheduledTask<T>
+  scheduleActivity<T = any>(name: string, input?: unknown, options?: ActivityOptions): ScheduledTask<T>
+  /**
+   * Run activity `name` on session `sessionId`: every activity of one session runs on the same
+   * worker while the session lives (`maxSessionsPerRuntime`, `sessionIdleTimeoutMs`).
+   */
+  scheduleActivityOnSession<T = any>(name: string, input: unknown, sessionId: string): ScheduledTask<T>
   /** Run an activity with retries (see {@link RetryPolicy}). */
   scheduleActivityWithRetry<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
+  /** Retries on a session: every attempt runs on the session's worker. */
+  scheduleActivityWithRetryOnSession<T = any>(name: string, input: unknown, retry: RetryPolicy, sessionId: string): ScheduledTask<T>
   /** A durable timer; yields `null` after `delayMs` (integer ≥ 0). */
   scheduleTimer(delayMs: number): ScheduledTask<null>
   /** Wait for external event `name` (see {@link Client.raiseEvent}); yields its data. */
@@ -502,12 +517,33 @@ export class OrchestrationContext {
   scheduleSubOrchestration<T = any>(name: string, input?: unknown, options?: SubOrchestrationOptions): ScheduledTask<T>
   /** Same as `scheduleSubOrchestration(name, input, { instanceId })`. */
   scheduleSubOrchestrationWithId<T = any>(name: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  /** Same as `scheduleSubOrchestration(name, input, { version })`. */
+  scheduleSubOrchestrationVersioned<T = any>(name: string, version: string, input?: unknown): ScheduledTask<T>
+  /** Same as `scheduleSubOrchestration(name, input, { version, instanceId })`. */
+  scheduleSubOrchestrationVersionedWithId<T = any>(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  /**
+   * Next message of queue `queueName` (sent with `Client.enqueueEvent`); yields its data.
+   * Messages are kept until dequeued, in arrival order (unlike `waitForEvent`).
+   */
+  dequeueEvent<T = any>(queueName: string): ScheduledTask<T>
+  /** Read `key` from another instance's key/value store (recorded); yields the string or `null`. */
+  getValueFromInstance(instanceId: string, key: string): ScheduledTask<string | null>
+  /**
+   * Start orchestration `name` as a new top-level instance without waiting for it (detached);
+   * yields `null` at once. `instanceId` must not start with `sub::` or contain `::sub::`.
+   * Cannot be used inside `all()`/`race()`.
+   */
+  startOrchestration(name: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  /** Detached start of a given version. */
+  startOrchestrationVersioned(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<null>
   /** A deterministic (recorded) UUID v4 string. */
   newGuid(): ScheduledTask<string>
   /** Deterministic (recorded) wall-clock time, ms since the epoch. */
   utcNow(): ScheduledTask<number>
   /** End this execution and start a new one with `input` (and `version`, default latest). Never resumes. */
   continueAsNew(input?: unknown, version?: string): ScheduledTask<never>
+  /** `continueAsNew(input, version)` with the version required. */
+  continueAsNewVersioned(input: unknown, version: string): ScheduledTask<never>
   /**
    * Run tasks concurrently; yields one `{ok}` or `{err}` per task, in order. Never throws
    * for task failures. Tasks: activities, retries, timers, events, sub-orchestrations,
@@ -526,10 +562,42 @@ export class OrchestrationContext {
   /** Clear the custom status. */
   resetCustomStatus(): void
   getCustomStatus(): string | null
-  /** Durable per-instance key/value (max 150 keys, 64 KiB per value; kept across continue-as-new). */
+  /**
+   * Durable per-instance key/value (kept across continue-as-new). A value over 64 KiB (UTF-8)
+   * or a 151st key throws a `RangeError` here, before duroxide would fail the instance.
+   */
   setValue(key: string, value: string): void
   getValue(key: string): string | null
   clearValue(key: string): void
+  clearAllValues(): void
+  /** Every key/value of this instance. */
+  getKvAllValues(): Record<string, string>
+  /** The keys, sorted. */
+  getKvAllKeys(): string[]
+  getKvLength(): number
+  /**
+   * Clear keys last written before `cutoffMs` (ms since the epoch, integer ≥ 0); returns how many.
+   * A replayed `setValue` is stamped again, so this is for keys carried over by continue-as-new.
+   */
+  pruneKvValuesUpdatedBefore(cutoffMs: number): number
+
+  // duroxide-node's typed variants: same tasks, but a result that is a string holding JSON
+  // is decoded once more (for activities returning `JSON.stringify(...)` text).
+  scheduleActivityTyped<T = any>(name: string, input?: unknown, options?: ActivityOptions): ScheduledTask<T>
+  scheduleActivityOnSessionTyped<T = any>(name: string, input: unknown, sessionId: string): ScheduledTask<T>
+  scheduleActivityWithRetryTyped<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
+  scheduleActivityWithRetryOnSessionTyped<T = any>(name: string, input: unknown, retry: RetryPolicy, sessionId: string): ScheduledTask<T>
+  scheduleSubOrchestrationTyped<T = any>(name: string, input?: unknown, options?: SubOrchestrationOptions): ScheduledTask<T>
+  scheduleSubOrchestrationWithIdTyped<T = any>(name: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  waitForEventTyped<T = any>(name: string): ScheduledTask<T>
+  dequeueEventTyped<T = any>(queueName: string): ScheduledTask<T>
+  allTyped(tasks: ScheduledTask[]): ScheduledTask<JoinResult[]>
+  raceTyped(...tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  raceTyped(tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  /** Aliases (no second decode). */
+  startOrchestrationTyped(name: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  startOrchestrationVersionedTyped(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  continueAsNewTyped(input?: unknown, version?: string): ScheduledTask<never>
   /** Whether this point of the generator is being replayed from history. */
   isReplaying(): boolean
   /** Log through duroxide's tracing (target `duroxide::orchestration`), suppressed during replay. */

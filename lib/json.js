@@ -11,8 +11,6 @@ const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
  */
 const MAX_PAYLOAD_DEPTH = 100
 /** duroxide's own limits (runtime::limits): above them it fails the whole orchestration. */
-const MAX_CUSTOM_STATUS_BYTES = 256 * 1024
-const MAX_KV_VALUE_BYTES = 64 * 1024
 
 /** Thrown from the replacer so the catch below can tell it from JSON.stringify's own errors. */
 class PayloadError extends Error {}
@@ -107,4 +105,4 @@ function decode(text) {
   }
 }
 
-module.exports = { encode, decode, requirePayloadText, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES }
+module.exports = { encode, decode, requirePayloadText, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }

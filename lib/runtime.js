@@ -30,6 +30,28 @@ function failureText(err) {
   return sanitizeMessage(describe(err))
 }
 
+/** A string holding JSON becomes its value; anything else is kept. */
+function decodeAgain(value) {
+  if (typeof value !== 'string') return value
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
+/** The second decode of a `*Typed` task's result. */
+function decodeTyped(task, value) {
+  switch (task.type) {
+    case 'all':
+      return value.map((r) => ('ok' in r ? { ok: decodeAgain(r.ok) } : { err: decodeAgain(r.err) }))
+    case 'race':
+      return { index: value.index, value: decodeAgain(value.value) }
+    default:
+      return decodeAgain(value)
+  }
+}
+
 /**
  * Runs registered orchestrations (generator functions) and activities (async functions).
  * An EventEmitter: see index.d.ts for the diagnostic events.
@@ -41,6 +63,8 @@ class Runtime extends EventEmitter {
   #activities = new Set()
   /** turn id -> generator, for the turns in flight. */
   #turns = new Map()
+  /** turn id -> the typed task it is waiting on (see decodeTyped). */
+  #typedWaits = new Map()
   #keepAlive = null
 
   constructor(provider, options) {
@@ -142,6 +166,7 @@ class Runtime extends EventEmitter {
           return JSON.stringify(this.#next(req))
         case 'dispose':
           this.#turns.delete(req.turn)
+          this.#typedWaits.delete(req.turn)
           return '{}'
         default:
           return JSON.stringify({ status: 'failed', message: `internal: unknown driver op ${req.op}` })
@@ -170,7 +195,12 @@ class Runtime extends EventEmitter {
   #next(req) {
     const gen = this.#turns.get(req.turn)
     if (!gen) return { status: 'failed', message: `internal: unknown turn ${req.turn}` }
-    if (req.ok) return this.#advance(req.turn, gen, () => gen.next(req.value))
+    const typedTask = this.#typedWaits.get(req.turn)
+    this.#typedWaits.delete(req.turn)
+    if (req.ok) {
+      const value = typedTask ? decodeTyped(typedTask, req.value) : req.value
+      return this.#advance(req.turn, gen, () => gen.next(value))
+    }
     const err = new Error(req.error)
     if (req.index !== undefined && req.index !== null) err.index = req.index
     return this.#advance(req.turn, gen, () => gen.throw(err))
@@ -195,7 +225,11 @@ class Runtime extends EventEmitter {
         }
         return { status: 'completed', output }
       }
-      if (r.value instanceof ScheduledTask) return { status: 'yielded', task: r.value[DESCRIPTOR] }
+      if (r.value instanceof ScheduledTask) {
+        const task = r.value[DESCRIPTOR]
+        if (task.typed) this.#typedWaits.set(turn, task)
+        return { status: 'yielded', task }
+      }
       // Deterministic: the same bad yield throws at the same point on every replay.
       const bad = typeError('ERR_INVALID_ARG_TYPE', 'orchestrations may only yield tasks created by ctx.schedule*(), ctx.waitForEvent(), ctx.all(), ctx.race(), ...')
       step = () => gen.throw(bad)

@@ -16,11 +16,11 @@ echo "==> cargo test --workspace (database: ${STEADFAST_TEST_DATABASE_URL})"
 # One retry, alone, for timing misses of duroxide's upstream validations only (see the script).
 ./scripts/cargo-test-upstream-retry.sh --workspace "$@" -- --test-threads=4
 
-echo "==> example app (embedded SQLite, then PostgreSQL)"
-./scripts/example.sh
-./scripts/example.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
+echo "==> Rust example app (embedded SQLite, then PostgreSQL)"
+./scripts/example-rust.sh
+./scripts/example-rust.sh --database-url "$STEADFAST_TEST_DATABASE_URL"
 
-echo "==> Node binding: npm test"
+echo "==> Node binding: npm test, typings, Node example app (SQLite, then PostgreSQL)"
 ./scripts/node-test.sh
 
 echo "==> benchmarks, smoke version (keeps them working; numbers are not checked)"

@@ -180,17 +180,33 @@ enum Task {
         name: String,
         input: String,
         tag: Option<String>,
+        session_id: Option<String>,
     },
     ActivityWithRetry {
         name: String,
         input: String,
         retry: Retry,
+        session_id: Option<String>,
     },
     Timer {
         delay_ms: u64,
     },
     WaitEvent {
         name: String,
+    },
+    DequeueEvent {
+        queue: String,
+    },
+    GetValueFromInstance {
+        instance_id: String,
+        key: String,
+    },
+    /// Detached start: fire and forget, resolves at once with `null`.
+    StartOrchestration {
+        name: String,
+        instance_id: String,
+        input: String,
+        version: Option<String>,
     },
     SubOrchestration {
         name: String,
@@ -264,20 +280,38 @@ fn retry_policy(r: Retry) -> Result<RetryPolicy, String> {
 /// One durable future for a non-composite task.
 fn leaf(ctx: &OrchestrationContext, task: Task) -> Result<Leaf, String> {
     Ok(match task {
-        Task::Activity { name, input, tag } => {
-            let mut f = ctx.schedule_activity(name, input);
+        Task::Activity {
+            name,
+            input,
+            tag,
+            session_id,
+        } => {
+            let mut f = match session_id {
+                Some(session) => ctx.schedule_activity_on_session(name, input, session),
+                None => ctx.schedule_activity(name, input),
+            };
             if let Some(tag) = tag {
                 f = f.with_tag(tag);
             }
             Box::pin(async move { f.await.map(parse_json) })
         }
-        Task::ActivityWithRetry { name, input, retry } => {
+        Task::ActivityWithRetry {
+            name,
+            input,
+            retry,
+            session_id,
+        } => {
             let policy = retry_policy(retry)?;
             let ctx = ctx.clone();
             Box::pin(async move {
-                ctx.schedule_activity_with_retry(name, input, policy)
-                    .await
-                    .map(parse_json)
+                match session_id {
+                    Some(session) => {
+                        ctx.schedule_activity_with_retry_on_session(name, input, policy, session)
+                            .await
+                    }
+                    None => ctx.schedule_activity_with_retry(name, input, policy).await,
+                }
+                .map(parse_json)
             })
         }
         Task::Timer { delay_ms } => {
@@ -290,6 +324,14 @@ fn leaf(ctx: &OrchestrationContext, task: Task) -> Result<Leaf, String> {
         Task::WaitEvent { name } => {
             let f = ctx.schedule_wait(name);
             Box::pin(async move { Ok(parse_json(f.await)) })
+        }
+        Task::DequeueEvent { queue } => {
+            let f = ctx.dequeue_event(queue);
+            Box::pin(async move { Ok(parse_json(f.await)) })
+        }
+        Task::GetValueFromInstance { instance_id, key } => {
+            let f = ctx.get_kv_value_from_instance(instance_id, key);
+            Box::pin(async move { f.await.map(|v| v.map_or(Value::Null, Value::String)) })
         }
         Task::SubOrchestration {
             name,
@@ -323,9 +365,14 @@ fn leaf(ctx: &OrchestrationContext, task: Task) -> Result<Leaf, String> {
                 Ok(Value::from(ms))
             })
         }
-        Task::ContinueAsNew { .. } | Task::All { .. } | Task::Race { .. } => {
+        Task::ContinueAsNew { .. }
+        | Task::StartOrchestration { .. }
+        | Task::All { .. }
+        | Task::Race { .. } => {
             return Err(
-                "continueAsNew, all and race cannot be nested inside all() or race()".into(),
+                "continueAsNew, startOrchestration, all and race cannot be nested inside all() \
+                 or race()"
+                    .into(),
             );
         }
     })
@@ -388,6 +435,24 @@ async fn execute(ctx: &OrchestrationContext, task: Task) -> Result<Outcome, Stri
                     index: Some(index),
                 },
             })
+        }
+        Task::StartOrchestration {
+            name,
+            instance_id,
+            input,
+            version,
+        } => {
+            // duroxide panics on its reserved generated-id markers; the JS layer rejects them
+            // first, this keeps a bad descriptor a plain failure.
+            if instance_id.starts_with(duroxide::SUB_ORCH_AUTO_PREFIX)
+                || instance_id.contains("::sub::")
+            {
+                return Err(format!(
+                    "startOrchestration: instance id {instance_id:?} uses a reserved sub-orchestration marker"
+                ));
+            }
+            ctx.schedule_orchestration_versioned(name, version, instance_id, input);
+            Ok(Outcome::Value(Value::Null))
         }
         Task::ContinueAsNew { input, version } => {
             match version {
@@ -478,6 +543,41 @@ mod tests {
             OrchestrationContext::new(Vec::new(), 1, "i".into(), "O".into(), "1.0.0".into(), None);
         let err = leaf(&ctx, Task::All { tasks: vec![] }).err().unwrap();
         assert!(err.contains("cannot be nested"));
+    }
+
+    #[test]
+    fn session_and_detached_descriptors_decode() {
+        let t: Task = serde_json::from_value(json!({
+            "type": "activityWithRetry", "name": "A", "input": "1", "sessionId": "s1",
+            "retry": {"maxAttempts": 2}, "typed": true
+        }))
+        .unwrap();
+        assert!(matches!(t, Task::ActivityWithRetry { session_id: Some(ref s), .. } if s == "s1"));
+        let t: Task = serde_json::from_value(json!({
+            "type": "startOrchestration", "name": "O", "instanceId": "x", "input": "null",
+            "version": "2.0.0"
+        }))
+        .unwrap();
+        assert!(matches!(t, Task::StartOrchestration { version: Some(ref v), .. } if v == "2.0.0"));
+    }
+
+    #[test]
+    fn detached_start_with_a_reserved_id_fails_instead_of_panicking() {
+        let ctx =
+            OrchestrationContext::new(Vec::new(), 1, "i".into(), "O".into(), "1.0.0".into(), None);
+        for id in ["sub::1", "a::sub::1"] {
+            let task = Task::StartOrchestration {
+                name: "O".into(),
+                instance_id: id.into(),
+                input: "null".into(),
+                version: None,
+            };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let err = rt.block_on(execute(&ctx, task)).err().unwrap();
+            assert!(err.contains("reserved"), "{err}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! they live in `RuntimeOptions`; clients keep using the original pool. Diagnostics come
 //! from that runtime provider.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use duroxide::runtime::registry::ActivityRegistry;
@@ -408,6 +408,40 @@ impl NativeRuntime {
     pub fn orch_clear_value(&self, turn: i64, key: String) -> napi::Result<()> {
         self.turn(turn)?.clear_kv_value(key);
         Ok(())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn orch_clear_all_values(&self, turn: i64) -> napi::Result<()> {
+        self.turn(turn)?.clear_all_kv_values();
+        Ok(())
+    }
+
+    /// Every KV entry of the instance, as an object.
+    #[napi(catch_unwind)]
+    pub fn orch_get_all_values(&self, turn: i64) -> napi::Result<HashMap<String, String>> {
+        Ok(self.turn(turn)?.get_kv_all_values())
+    }
+
+    /// KV keys in key order.
+    #[napi(catch_unwind)]
+    pub fn orch_get_all_keys(&self, turn: i64) -> napi::Result<Vec<String>> {
+        Ok(self.turn(turn)?.get_kv_all_keys())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn orch_get_kv_length(&self, turn: i64) -> napi::Result<u32> {
+        Ok(self.turn(turn)?.get_kv_length() as u32)
+    }
+
+    /// Clear entries last written before `updated_before_ms` (validated in JS); returns how many.
+    #[napi(catch_unwind)]
+    pub fn orch_prune_values_updated_before(
+        &self,
+        turn: i64,
+        updated_before_ms: f64,
+    ) -> napi::Result<u32> {
+        let cutoff = updated_before_ms.max(0.0) as u64;
+        Ok(self.turn(turn)?.prune_kv_values_updated_before(cutoff) as u32)
     }
 
     #[napi(catch_unwind)]

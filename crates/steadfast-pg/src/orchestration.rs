@@ -453,12 +453,15 @@ impl PostgresProvider {
             }
             drop(tx);
             let reason = format!("lock token {state}; the turn was not committed");
+            // An expired lease still carries the attempt count of its claim.
+            let attempt_count = lease.as_ref().map(|row| row.get::<i32, _>(2).max(0) as u32);
             let mut d = Diagnostic::new(
                 DiagnosticKind::AckRejected,
                 QueueKind::Orchestrator,
                 reason.clone(),
             )
-            .execution(execution_id);
+            .execution(execution_id)
+            .attempts(attempt_count, self.options.claim.max_attempts);
             if let Some(i) = crate::token::token_instance(lock_token) {
                 d = d.instance(&i);
             }

@@ -60,6 +60,7 @@ named_queries!(pub(crate) struct Queries {
     worker_claim,
     session_claim,
     worker_ack,
+    worker_identity_by_token,
     worker_lock_by_identity,
     session_touch,
     worker_renew,

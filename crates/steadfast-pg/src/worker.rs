@@ -296,6 +296,54 @@ impl PostgresProvider {
         Ok(())
     }
 
+    /// The diagnostic of a refused worker ack, with as much identity as is still known: the
+    /// completion names its instance and execution; the row, if it still carries the token
+    /// (an expired lease), gives the attempt count.
+    async fn worker_ack_rejected(&self, token: &str, completion: Option<&WorkItem>) -> Diagnostic {
+        let mut d = Diagnostic::new(
+            DiagnosticKind::AckRejected,
+            QueueKind::Worker,
+            "activity lock token expired, superseded, or its item was cancelled; the result was not committed",
+        );
+        let mut attempt_count = None;
+        // Best effort: the diagnostic is still emitted if this read fails.
+        if let Ok(Some(row)) = self
+            .query(&self.q.worker_identity_by_token)
+            .bind(token)
+            .fetch_optional(self.pool())
+            .await
+        {
+            if let Some(i) = row.get::<Option<String>, _>(0) {
+                d = d.instance(&i);
+            }
+            if let Some(e) = row.get::<Option<i64>, _>(1) {
+                d = d.execution(e.max(0) as u64);
+            }
+            attempt_count = Some(row.get::<i32, _>(2).max(0) as u32);
+        }
+        let answered = match completion {
+            Some(WorkItem::ActivityCompleted {
+                instance,
+                execution_id,
+                ..
+            }) => Some((instance, execution_id, "ActivityCompleted")),
+            Some(WorkItem::ActivityFailed {
+                instance,
+                execution_id,
+                ..
+            }) => Some((instance, execution_id, "ActivityFailed")),
+            _ => None,
+        };
+        d = match answered {
+            Some((instance, execution, kind)) => d
+                .instance(instance)
+                .execution(*execution)
+                .message_kind(kind),
+            None => d.message_kind("ActivityCancelled"),
+        };
+        d.attempts(attempt_count, self.options.claim.max_attempts)
+    }
+
     pub(crate) async fn ack_work(
         &self,
         token: &str,
@@ -328,11 +376,8 @@ impl PostgresProvider {
             .map_err(|e| db_error(ACK, e))?;
         let Some(deleted) = deleted else {
             drop(tx);
-            self.diagnostics.emit(Diagnostic::new(
-                DiagnosticKind::AckRejected,
-                QueueKind::Worker,
-                "activity lock token expired, superseded, or its item was cancelled; the result was not committed",
-            ));
+            let d = self.worker_ack_rejected(token, completion.as_ref()).await;
+            self.diagnostics.emit(d);
             return Err(ProviderError::permanent(
                 ACK,
                 "Activity was cancelled or lock expired (worker queue row not found or lock invalid)",
