@@ -149,9 +149,10 @@ for (const backend of backends('client')) {
 
     test('enqueued messages reach ctx.dequeueEvent in order', { skip: typeof OrchestrationContext.prototype.dequeueEvent !== 'function' && 'ctx.dequeueEvent is not in this build' }, async () => {
       const id = uid('dequeue')
-      // Queue messages wait for their subscriber, so one may be enqueued before the start.
-      await client.enqueueEvent(id, 'inbox', { first: true })
+      // Queue messages wait for their subscriber (the start is not waited for), but a message
+      // sent before the instance exists is dropped by the runtime, so the start comes first.
       await client.startOrchestration(id, 'Dequeues')
+      await client.enqueueEvent(id, 'inbox', { first: true })
       await client.enqueueEvent(id, 'inbox', 'second')
       const s = await client.waitForOrchestration(id, WAIT_MS)
       assert.equal(s.status, 'Completed', s.error)

@@ -10,7 +10,8 @@ import { steadfast, FAST, DATABASE_URL, uid, backends } from './helpers.mjs'
 import { SEED, rng } from './fuzz-support.mjs'
 
 const require = createRequire(import.meta.url)
-const { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES, encode } = require('../lib/json.js')
+const { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, encode } = require('../lib/json.js')
+const { MAX_CUSTOM_STATUS_BYTES, MAX_KV_VALUE_BYTES } = require('../lib/limits.js')
 const { Runtime, Client } = steadfast
 
 const MiB = 1024 * 1024
@@ -297,11 +298,11 @@ for (const backend of backends('payload')) {
       assert.equal(st.customStatus, 'fine')
       const [nulStatus, nulValue, loneStatus, loneValue, bigStatus, bigValue, numStatus, numValue] = st.output
       assert.match(nulStatus, /^TypeError: status must not contain NUL/)
-      assert.match(nulValue, /^TypeError: value must not contain NUL/)
+      assert.match(nulValue, /^TypeError: value of key "k" must not contain NUL/)
       assert.match(loneStatus, /^TypeError: status must be well-formed UTF-16/)
-      assert.match(loneValue, /^TypeError: value must be well-formed UTF-16/)
+      assert.match(loneValue, /^TypeError: value of key "k" must be well-formed UTF-16/)
       assert.match(bigStatus, /^RangeError: status must be at most 262144 bytes as UTF-8 \(got 262145\)/)
-      assert.match(bigValue, /^RangeError: value must be at most 65536 bytes as UTF-8 \(got 65537\)/)
+      assert.match(bigValue, /^RangeError: value of key "k" must be at most 65536 bytes as UTF-8 \(got 65537\)/)
       assert.match(numStatus, /^TypeError: status must be a string/)
       assert.match(numValue, /^TypeError: value must be a string/)
     })

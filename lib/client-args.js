@@ -6,16 +6,13 @@
 // ERR_OUT_OF_RANGE) whose message starts with the argument's name and states the rule.
 
 const { typeError, rangeError } = require('./errors')
-const { describeValue } = require('./options')
+const { describeValue, requireString, MAX_NAME_BYTES } = require('./options')
+const { encode, MAX_PAYLOAD_BYTES } = require('./json')
 
 /** Longest instance id, in UTF-8 bytes (child ids are `<parent>::sub::<n>`, so keep headroom). */
 const MAX_INSTANCE_ID_BYTES = 1024
-/** Longest orchestration, event, queue, KV key or version name, in UTF-8 bytes. */
-const MAX_NAME_BYTES = 1024
 /** Longest cancellation reason, in UTF-8 bytes. */
 const MAX_REASON_BYTES = 64 * 1024
-/** Largest JSON text of an input or event payload, in UTF-8 bytes. */
-const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 /** Largest timeout or interval in ms (the native layer takes a u32). */
 const MAX_TIMEOUT_MS = 0xffff_ffff
 /** Most instance ids in one bulk filter, and the largest `limit`. */
@@ -23,20 +20,9 @@ const MAX_BULK_INSTANCES = 10_000
 /** What `listInstancesByStatus` accepts (duroxide's instance statuses). */
 const INSTANCE_STATUSES = Object.freeze(['Running', 'Completed', 'Failed', 'ContinuedAsNew'])
 
-function bytes(value) {
-  return Buffer.byteLength(value, 'utf8')
-}
-
-/** A non-empty string of at most `maxBytes` UTF-8 bytes without NUL characters. */
+/** A non-empty string of at most `maxBytes` UTF-8 bytes, without NUL or lone surrogates. */
 function name(arg, value, maxBytes = MAX_NAME_BYTES) {
-  if (typeof value !== 'string') {
-    throw typeError('ERR_INVALID_ARG_TYPE', `${arg} must be a string (got ${describeValue(value)})`)
-  }
-  if (value.length === 0) throw typeError('ERR_INVALID_ARG_VALUE', `${arg} must not be empty`)
-  const n = bytes(value)
-  if (n > maxBytes) throw rangeError(`${arg} must be at most ${maxBytes} UTF-8 bytes long (got ${n})`)
-  if (value.includes('\0')) throw typeError('ERR_INVALID_ARG_VALUE', `${arg} must not contain NUL characters`)
-  return value
+  return requireString(arg, value, maxBytes)
 }
 
 /** An instance id (see `name`). */
@@ -56,15 +42,12 @@ function rootInstanceId(arg, value) {
   return value
 }
 
-/** A string that may be empty (e.g. a cancellation reason). */
+/** A string that may be empty (e.g. a cancellation reason); otherwise as `name`. */
 function text(arg, value, maxBytes) {
   if (typeof value !== 'string') {
     throw typeError('ERR_INVALID_ARG_TYPE', `${arg} must be a string (got ${describeValue(value)})`)
   }
-  const n = bytes(value)
-  if (n > maxBytes) throw rangeError(`${arg} must be at most ${maxBytes} UTF-8 bytes long (got ${n})`)
-  if (value.includes('\0')) throw typeError('ERR_INVALID_ARG_VALUE', `${arg} must not contain NUL characters`)
-  return value
+  return value.length === 0 ? value : requireString(arg, value, maxBytes)
 }
 
 function boolean(arg, value) {
@@ -111,50 +94,13 @@ function oneOf(arg, value, values) {
   return value
 }
 
-/** What in a value JSON cannot carry faithfully; `key` is where it was found. */
-function unserializable(v) {
-  switch (typeof v) {
-    case 'bigint':
-      return 'a BigInt'
-    case 'function':
-      return 'a function'
-    case 'symbol':
-      return 'a symbol'
-    case 'number':
-      return Number.isFinite(v) ? undefined : String(v)
-    default:
-      return undefined
-  }
-}
-
-class Unserializable extends Error {}
-
 /**
- * JSON text of an input or payload; `undefined` becomes `null` (as in duroxide-node).
- * Unlike `JSON.stringify`, values JSON cannot carry (BigInt, functions, symbols, NaN,
- * ±Infinity) are rejected wherever they are instead of being dropped or turned into null.
+ * JSON text of an input or payload; `undefined` becomes `null` (as in duroxide-node). Values
+ * JSON cannot carry (BigInt, functions, symbols, NaN, ±Infinity, cycles, lone surrogates) are
+ * rejected wherever they are instead of being dropped or turned into null (see json.js).
  */
 function json(arg, value) {
-  if (value === undefined) return 'null'
-  let text
-  try {
-    text = JSON.stringify(value, function check(key, v) {
-      const what = unserializable(v)
-      if (what !== undefined) {
-        throw new Unserializable(key === '' ? `got ${what}` : `${what} at key ${JSON.stringify(key)}`)
-      }
-      return v
-    })
-  } catch (e) {
-    const why = e instanceof Unserializable ? e.message : e && e.message ? e.message : String(e)
-    throw typeError('ERR_INVALID_ARG_VALUE', `${arg} must be JSON-serializable (${why})`)
-  }
-  if (text === undefined) {
-    throw typeError('ERR_INVALID_ARG_VALUE', `${arg} must be JSON-serializable (got ${describeValue(value)})`)
-  }
-  const n = bytes(text)
-  if (n > MAX_PAYLOAD_BYTES) throw rangeError(`${arg} must encode to at most ${MAX_PAYLOAD_BYTES} bytes of JSON (got ${n})`)
-  return text
+  return encode(value, arg)
 }
 
 /** A plain options object whose keys are all in `known`; `undefined` values count as absent. */

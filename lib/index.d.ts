@@ -333,7 +333,8 @@ export class Client {
   /**
    * Put a message on the instance's queue `queueName`, for `ctx.dequeueEvent(queueName)`.
    * Messages wait in FIFO order until dequeued, even before anyone subscribes, and survive
-   * continue-as-new.
+   * continue-as-new. The instance must have been started: messages sent to an instance that
+   * does not exist yet are dropped when the runtime picks them up (with a warning).
    */
   enqueueEvent(instanceId: string, queueName: string, data?: unknown): Promise<void>
   /** Request cancellation; the instance fails with `canceled: <reason>`. Default reason `''`. */
