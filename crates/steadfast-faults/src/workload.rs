@@ -15,7 +15,8 @@ pub const MARK_TURN_BEGIN: &str = "MARK turn-begin";
 pub const MARK_TURN_END: &str = "MARK turn-end";
 /// Printed once the runtime has started.
 pub const MARK_READY: &str = "READY";
-/// Printed at start: `CLOCK <unix ms>` as this process sees it (libfaketime shifts it).
+/// Printed right before [`MARK_READY`]: `CLOCK <unix ms>` as this process sees it
+/// (libfaketime shifts it).
 pub const MARK_CLOCK: &str = "CLOCK";
 
 /// Activity adding one to its integer input after `step` of work.

@@ -49,11 +49,6 @@ fn main() -> ExitCode {
 }
 
 async fn run(config: WorkerConfig) -> anyhow::Result<()> {
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or_default();
-    println!("{MARK_CLOCK} {now_ms}");
     // The server may be restarting when a test (re)starts this worker: retry set-up.
     let provider = {
         let mut tries = 0;
@@ -91,6 +86,12 @@ async fn run(config: WorkerConfig) -> anyhow::Result<()> {
         options,
     )
     .await;
+    // The clock right before READY, so the test can compare it with the database clock.
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    println!("{MARK_CLOCK} {now_ms}");
     println!("{MARK_READY}");
 
     // stdin is read on a plain thread: `stop` or end of input ends the worker.
