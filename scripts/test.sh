@@ -13,6 +13,7 @@ echo "==> cargo build --workspace --all-targets"
 cargo build --workspace --all-targets
 
 echo "==> cargo test --workspace (database: ${STEADFAST_TEST_DATABASE_URL})"
+# The fault suite (crates/steadfast-faults) runs here too, two scenarios at a time.
 # One retry, alone, for timing misses of duroxide's upstream validations only (see the script).
 ./scripts/cargo-test-upstream-retry.sh --workspace "$@" -- --test-threads=4
 

@@ -37,6 +37,7 @@ mod reads;
 mod run;
 mod schema;
 mod token;
+mod transient;
 mod turn;
 mod worker;
 

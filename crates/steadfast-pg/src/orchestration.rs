@@ -549,6 +549,17 @@ impl PostgresProvider {
         lock_token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
+        crate::transient::retry_while_lease_may_live(extend_for, || {
+            self.try_renew_orchestration_lease(lock_token, extend_for)
+        })
+        .await
+    }
+
+    async fn try_renew_orchestration_lease(
+        &self,
+        lock_token: &str,
+        extend_for: Duration,
+    ) -> Result<(), ProviderError> {
         const OP: &str = "renew_orchestration_item_lock";
         let done = self
             .query(&self.q.orch_lease_renew)

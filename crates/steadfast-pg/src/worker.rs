@@ -508,6 +508,17 @@ impl PostgresProvider {
         token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
+        crate::transient::retry_while_lease_may_live(extend_for, || {
+            self.try_renew_work_lease(token, extend_for)
+        })
+        .await
+    }
+
+    async fn try_renew_work_lease(
+        &self,
+        token: &str,
+        extend_for: Duration,
+    ) -> Result<(), ProviderError> {
         const OP: &str = "renew_work_item_lock";
         let mut tx = self.begin(OP).await?;
         let row = self
