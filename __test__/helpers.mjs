@@ -1,6 +1,9 @@
 // Shared helpers for the node:test suites.
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 // duroxide installs a process-wide log subscriber on the first start(); keep test output to
 // errors unless the caller asks for more (e.g. RUST_LOG=warn npm test).
@@ -54,8 +57,17 @@ export function backends(label) {
   return [
     {
       name: 'sqlite',
+      // A file, not inMemory(): duroxide's in-memory database is one shared-cache database,
+      // where a deletion racing the runtime's dispatchers fails with SQLITE_LOCKED
+      // ("database is deadlocked") instead of waiting (seen in client-api.test.mjs).
       async open() {
-        return { provider: await steadfast.SqliteProvider.inMemory(), async cleanup() {} }
+        const dir = mkdtempSync(join(tmpdir(), 'steadfast-test-'))
+        return {
+          provider: await steadfast.SqliteProvider.open(join(dir, 'store.db')),
+          async cleanup() {
+            rmSync(dir, { recursive: true, force: true })
+          },
+        }
       },
     },
     {
