@@ -24,15 +24,11 @@ pub(crate) use named_queries;
 
 named_queries!(pub(crate) struct Queries {
     // orchestrator queue: claim
-    orch_candidates,
+    orch_claim,
+    orch_lease_restamp,
     orch_next_visible,
-    orch_lease_ensure,
-    orch_lease_take,
     orch_instance_load,
-    orch_messages_claim,
     history_load,
-    kv_snapshot,
-    orch_lease_stamp,
     // orchestrator queue: ack, abandon, renew
     orch_lease_lock_by_token,
     orch_lease_lock_by_instance,
