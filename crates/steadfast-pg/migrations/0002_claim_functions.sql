@@ -64,8 +64,9 @@ $$;
 -- inside the version range when p_filter is set. Their distinct instances, oldest
 -- first, are cut into blocks of p_fanout; the try order takes a random member of each
 -- block in turn (first the oldest block), so concurrent claims spread over young work
--- instead of chasing the same rows. Each round tries two candidates and then re-reads
--- the list, which goes stale quickly under contention.
+-- instead of chasing the same rows. A round walks the whole list, then re-reads it: a
+-- candidate taken meanwhile fails its own try, and re-reading after every try or two
+-- would only spin over rows whose claims are still in flight.
 --
 -- Each try takes the lease row with FOR UPDATE SKIP LOCKED: a row held by another
 -- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
@@ -142,7 +143,7 @@ BEGIN
             ON CONFLICT (instance_id) DO NOTHING;
         END IF;
 
-        FOREACH v_candidate IN ARRAY v_candidates[1:2] LOOP
+        FOREACH v_candidate IN ARRAY v_candidates LOOP
             IF tries > 0 AND (tries >= p_max_tries
                               OR clock_timestamp() - v_started
                                  >= p_max_ms * interval '1 millisecond') THEN

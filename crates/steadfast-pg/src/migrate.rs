@@ -26,10 +26,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "claim_functions",
         sql: include_str!("../migrations/0002_claim_functions.sql"),
     },
+    Migration {
+        version: 3,
+        name: "turn_functions",
+        sql: include_str!("../migrations/0003_turn_functions.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 crate::queries::named_queries!(struct MigrateQueries {
     migrate_lock,

@@ -15,8 +15,8 @@ use sqlx::{Postgres, Row, Transaction};
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
-use crate::run::RunQuery;
-use crate::turn::{TurnWrite, poison_details};
+use crate::run::{PgQuery, RunQuery};
+use crate::turn::{PoisonDetails, TurnParams, TurnWrite, poison_details};
 
 const ACK: &str = "ack_orchestration_item";
 
@@ -45,6 +45,48 @@ impl PostgresProvider {
             metadata,
             cancelled,
         };
+        let Some(details) = poison else {
+            // An ordinary ack: one statement (ack_turn) that writes only with a live lease.
+            let params = TurnParams::new(&turn, ACK)?;
+            let state: String = params
+                .bind(self.query(&self.q.turn_ack).bind(lock_token))
+                .fetch_one_on(self, ACK)
+                .await?
+                .get(0);
+            return match state.as_str() {
+                "ok" => Ok(()),
+                "expired" => Err(self.ack_rejected(lock_token, execution_id, "expired")),
+                _ => Err(self.ack_rejected(lock_token, execution_id, "unknown or superseded")),
+            };
+        };
+        self.ack_poison(lock_token, turn, details).await
+    }
+
+    fn ack_rejected(&self, lock_token: &str, execution_id: u64, state: &str) -> ProviderError {
+        let reason = format!("lock token {state}; the turn was not committed");
+        let mut d = Diagnostic::new(
+            DiagnosticKind::AckRejected,
+            QueueKind::Orchestrator,
+            reason.clone(),
+        )
+        .execution(execution_id);
+        if let Some(i) = crate::token::token_instance(lock_token) {
+            d = d.instance(&i);
+        }
+        self.diagnostics.emit(d);
+        ProviderError::permanent(ACK, format!("Invalid lock token: {reason}"))
+    }
+
+    /// A turn carrying the runtime's poison disposition: with a live lease its messages
+    /// are dead-lettered with the turn; without one it still commits, keyed on (instance,
+    /// execution, attempt count) — see `commit_poison_without_lease`.
+    async fn ack_poison(
+        &self,
+        lock_token: &str,
+        turn: TurnWrite,
+        details: PoisonDetails,
+    ) -> Result<(), ProviderError> {
+        let execution_id = turn.execution_id;
         let mut tx = self.begin(ACK).await?;
         let lease = self
             .query(&self.q.orch_lease_lock_by_token)
@@ -64,45 +106,18 @@ impl PostgresProvider {
             } else {
                 "unknown or superseded"
             };
-            if let Some(details) = poison {
-                return self
-                    .commit_poison_without_lease(tx, lock_token, state, turn, details)
-                    .await;
-            }
-            drop(tx);
-            let reason = format!("lock token {state}; the turn was not committed");
-            let mut d = Diagnostic::new(
-                DiagnosticKind::AckRejected,
-                QueueKind::Orchestrator,
-                reason.clone(),
-            )
-            .execution(execution_id);
-            if let Some(i) = crate::token::token_instance(lock_token) {
-                d = d.instance(&i);
-            }
-            self.diagnostics.emit(d);
-            return Err(ProviderError::permanent(
-                ACK,
-                format!("Invalid lock token: {reason}"),
-            ));
+            return self
+                .commit_poison_without_lease(tx, lock_token, state, turn, details)
+                .await;
         };
-
-        if let Some(details) = &poison {
-            self.dead_letter_orchestration_messages(
-                &mut tx,
-                &instance,
-                execution_id,
-                details,
-                "poison",
-            )
-            .await?;
-        } else {
-            self.query(&self.q.orch_messages_delete_by_token)
-                .bind(lock_token)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
+        self.dead_letter_orchestration_messages(
+            &mut tx,
+            &instance,
+            execution_id,
+            &details,
+            "poison",
+        )
+        .await?;
         self.write_turn(&mut tx, &instance, &turn).await?;
         self.query(&self.q.orch_lease_release)
             .bind(&instance)
@@ -110,19 +125,17 @@ impl PostgresProvider {
             .await
             .map_err(|e| db_error(ACK, e))?;
         tx.commit().await.map_err(|e| db_error(ACK, e))?;
-        if let Some(details) = poison {
-            self.diagnostics.emit(
-                Diagnostic::new(
-                    DiagnosticKind::PoisonCommitted,
-                    QueueKind::Orchestrator,
-                    "poison disposition committed with a live lease",
-                )
-                .instance(&instance)
-                .execution(execution_id)
-                .attempts(Some(details.attempt_count), Some(details.max_attempts))
-                .message_kind(details.message_kinds.clone()),
-            );
-        }
+        self.diagnostics.emit(
+            Diagnostic::new(
+                DiagnosticKind::PoisonCommitted,
+                QueueKind::Orchestrator,
+                "poison disposition committed with a live lease",
+            )
+            .instance(&instance)
+            .execution(execution_id)
+            .attempts(Some(details.attempt_count), Some(details.max_attempts))
+            .message_kind(details.message_kinds.clone()),
+        );
         Ok(())
     }
 
@@ -190,10 +203,50 @@ impl PostgresProvider {
         if items.is_empty() {
             return Ok(());
         }
-        let mut instances = Vec::with_capacity(items.len());
-        let mut texts = Vec::with_capacity(items.len());
-        let mut delays = Vec::with_capacity(items.len());
-        let mut visible_at = Vec::with_capacity(items.len());
+        let rows = OrchestratorRows::new(items, delay, operation)?;
+        rows.bind(self.query(&self.q.orch_enqueue))
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| db_error(operation, e))?;
+        Ok(())
+    }
+
+    /// One statement: atomic without an explicit transaction.
+    pub(crate) async fn enqueue_orchestrator(
+        &self,
+        item: WorkItem,
+        delay: Option<Duration>,
+    ) -> Result<(), ProviderError> {
+        const OP: &str = "enqueue_for_orchestrator";
+        let rows = OrchestratorRows::new(std::slice::from_ref(&item), delay, OP)?;
+        rows.bind(self.query(&self.q.orch_enqueue))
+            .execute_on(self, OP)
+            .await?;
+        Ok(())
+    }
+}
+
+/// Orchestrator messages as the parallel arrays `enqueue_orchestrator` takes: instance,
+/// work item, delay ms, absolute visibility in epoch ms.
+pub(crate) struct OrchestratorRows {
+    instances: Vec<String>,
+    texts: Vec<String>,
+    delays: Vec<Option<f64>>,
+    visible_at: Vec<Option<f64>>,
+}
+
+impl OrchestratorRows {
+    pub(crate) fn new(
+        items: &[WorkItem],
+        delay: Option<Duration>,
+        operation: &str,
+    ) -> Result<Self, ProviderError> {
+        let mut rows = Self {
+            instances: Vec::with_capacity(items.len()),
+            texts: Vec::with_capacity(items.len()),
+            delays: Vec::with_capacity(items.len()),
+            visible_at: Vec::with_capacity(items.len()),
+        };
         for item in items {
             let Some(instance) = orchestrator_target(item) else {
                 return Err(ProviderError::permanent(
@@ -204,39 +257,26 @@ impl PostgresProvider {
                     ),
                 ));
             };
-            instances.push(instance.to_string());
-            texts.push(
+            rows.instances.push(instance.to_string());
+            rows.texts.push(
                 serde_json::to_string(item)
                     .map_err(|e| codec_error(operation, "serialize work item", e))?,
             );
-            delays.push(delay.map(millis));
+            rows.delays.push(delay.map(millis));
             // An explicit delay wins; otherwise a timer becomes visible when it fires.
-            visible_at.push(match (delay, item) {
+            rows.visible_at.push(match (delay, item) {
                 (None, WorkItem::TimerFired { fire_at_ms, .. }) => Some(*fire_at_ms as f64),
                 _ => None,
             });
         }
-        self.query(&self.q.orch_enqueue)
-            .bind(&instances)
-            .bind(&texts)
-            .bind(&delays)
-            .bind(&visible_at)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| db_error(operation, e))?;
-        Ok(())
+        Ok(rows)
     }
 
-    pub(crate) async fn enqueue_orchestrator(
-        &self,
-        item: WorkItem,
-        delay: Option<Duration>,
-    ) -> Result<(), ProviderError> {
-        const OP: &str = "enqueue_for_orchestrator";
-        let mut tx = self.begin(OP).await?;
-        self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(&item), delay, OP)
-            .await?;
-        tx.commit().await.map_err(|e| db_error(OP, e))
+    pub(crate) fn bind<'q>(&'q self, q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(&self.instances)
+            .bind(&self.texts)
+            .bind(&self.delays)
+            .bind(&self.visible_at)
     }
 }
 

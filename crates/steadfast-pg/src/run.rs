@@ -16,6 +16,9 @@ use duroxide::providers::ProviderError;
 use crate::error::db_error;
 use crate::provider::PostgresProvider;
 
+/// A statement with bound parameters, as `PostgresProvider::query` makes them.
+pub(crate) type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
+
 macro_rules! run_standalone {
     ($p:expr, $op:expr, |$exec:ident| $body:expr) => {{
         if $p.session_free() {
