@@ -232,9 +232,13 @@ impl PostgresProvider {
         let Some(bounds) = version_bounds(filter) else {
             return Ok(None);
         };
-        self.poll(FETCH, poll_timeout, &self.q.orch_next_visible, || {
-            self.claim_orchestration(lock_timeout, bounds)
-        })
+        self.poll(
+            FETCH,
+            QueueKind::Orchestrator,
+            poll_timeout,
+            &self.q.orch_next_visible,
+            || self.claim_orchestration(lock_timeout, bounds),
+        )
         .await
     }
 

@@ -137,9 +137,13 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        self.poll(FETCH, poll_timeout, &self.q.worker_next_visible, || {
-            self.claim_work(lock_timeout, session, &tags)
-        })
+        self.poll(
+            FETCH,
+            QueueKind::Worker,
+            poll_timeout,
+            &self.q.worker_next_visible,
+            || self.claim_work(lock_timeout, session, &tags),
+        )
         .await
     }
 

@@ -194,6 +194,21 @@ impl Harness {
     }
 }
 
+/// A fetch long-polling up to 20 s: (instance it got, how long it took).
+fn spawn_long_poll(
+    p: &Arc<PostgresProvider>,
+) -> tokio::task::JoinHandle<(Option<String>, Duration)> {
+    let p = Arc::clone(p);
+    tokio::spawn(async move {
+        let began = Instant::now();
+        let got = p
+            .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+            .await
+            .unwrap();
+        (got.map(|g| g.0.instance), began.elapsed())
+    })
+}
+
 fn drain(rx: &mut broadcast::Receiver<Diagnostic>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     while let Ok(d) = rx.try_recv() {
@@ -1157,15 +1172,7 @@ async fn long_poll_wakes_on_enqueue_and_session_free_never_waits() {
         o.claim.long_poll_recheck = Duration::from_secs(60)
     })
     .await;
-    let p = Arc::clone(&h.provider);
-    let waiter = tokio::spawn(async move {
-        let began = Instant::now();
-        let got = p
-            .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
-            .await
-            .unwrap();
-        (got.map(|g| g.0.instance), began.elapsed())
-    });
+    let waiter = spawn_long_poll(&h.provider);
     tokio::time::sleep(Duration::from_millis(300)).await;
     h.provider
         .enqueue_for_orchestrator(start("wake"), None)
@@ -1321,4 +1328,51 @@ async fn skewed_clock_child() {
         "SKEW_RESULT {}",
         serde_json::json!({"skew_ms": local_ms - db_now_ms, "instance": instance, "remaining_ms": remaining_ms})
     );
+}
+
+/// Invariant 10 (one wake per notification, passed on): three fetches long-poll with a
+/// 60 s recheck. One ack enqueues three new instances in one statement, which sends one
+/// notification. It wakes one fetch; that fetch claims something and passes the wake on,
+/// and so on, so all three get work at once instead of at the next recheck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_enqueue_notification_fans_out_over_idle_fetches() {
+    let h = Harness::new("wake_chain", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    h.provider
+        .enqueue_for_orchestrator(start("parent"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("parent").await;
+    let mut waiters = Vec::new();
+    for _ in 0..3 {
+        waiters.push(spawn_long_poll(&h.provider));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let children: Vec<WorkItem> = ["c1", "c2", "c3"].into_iter().map(start).collect();
+    h.provider
+        .ack_orchestration_item(
+            &token,
+            1,
+            vec![started_event("parent")],
+            vec![],
+            children,
+            running_metadata(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    for w in waiters {
+        let (instance, took) = w.await.unwrap();
+        assert!(
+            took < Duration::from_secs(15),
+            "a fetch waited {took:?}: the wake was not passed on"
+        );
+        got.push(instance.expect("every waiter gets an instance"));
+    }
+    got.sort();
+    assert_eq!(got, ["c1", "c2", "c3"]);
+    h.drop().await;
 }
