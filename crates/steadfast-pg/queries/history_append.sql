@@ -1,4 +1,2 @@
--- Append-only: a duplicate (instance, execution, event_id) is a unique violation.
-INSERT INTO __SCHEMA__.history (instance_id, execution_id, event_id, event_type, event_data)
-SELECT $1, $2, t.event_id, t.event_type, t.event_data
-FROM unnest($3::int8[], $4::text[], $5::text[]) AS t(event_id, event_type, event_data)
+-- $1 instance, $2 execution, $3 event ids, $4 event types, $5 event JSON texts.
+SELECT __SCHEMA__.append_history($1, $2, $3, $4, $5)

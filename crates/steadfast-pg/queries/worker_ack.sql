@@ -1,4 +1,2 @@
--- Only a live lease can complete its item.
-DELETE FROM __SCHEMA__.worker_queue
-WHERE lock_token = $1 AND locked_until > clock_timestamp()
-RETURNING session_id
+-- See ack_activity (migration 0003). $1 token, $2 completion's instance, $3 completion.
+SELECT __SCHEMA__.ack_activity($1, $2, $3)

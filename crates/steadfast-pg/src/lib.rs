@@ -21,6 +21,7 @@
 //! 10. **Long polling** with `LISTEN/NOTIFY`, or a session-free mode for PgBouncer.
 
 mod admin;
+mod claim;
 pub mod database_url;
 mod dead_letters;
 mod diagnostics;

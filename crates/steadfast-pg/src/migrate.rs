@@ -15,14 +15,26 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "initial",
-    sql: include_str!("../migrations/0001_initial.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../migrations/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "claim_functions",
+        sql: include_str!("../migrations/0002_claim_functions.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "turn_functions",
+        sql: include_str!("../migrations/0003_turn_functions.sql"),
+    },
+];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 3;
 
 crate::queries::named_queries!(struct MigrateQueries {
     migrate_lock,

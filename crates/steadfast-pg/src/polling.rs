@@ -1,12 +1,19 @@
 //! Long polling shared by both queues: claim; if nothing was ready, wait for an enqueue
 //! notification, the next known visibility time or the recheck interval (never past the
 //! caller's `poll_timeout`), and claim again. In session-free mode there is no waiting.
+//! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
+//! claims something passes the wake on to the next, so a burst of work fans out over
+//! idle dispatchers one by one instead of waking all of them for every enqueue.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
 use duroxide::providers::ProviderError;
-use tokio::sync::watch;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use crate::diagnostics::QueueKind;
 
 use crate::provider::PostgresProvider;
 use crate::run::RunScalar;
@@ -25,6 +32,7 @@ impl PostgresProvider {
     pub(crate) async fn poll<T, F, Fut>(
         &self,
         operation: &str,
+        queue: QueueKind,
         poll_timeout: Duration,
         next_visible_sql: &str,
         mut claim: F,
@@ -33,7 +41,8 @@ impl PostgresProvider {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<ClaimOutcome<T>, ProviderError>>,
     {
-        let mut wake = self.wake_receiver();
+        let wake = self.enqueue_wake(queue);
+        let mut woken = false;
         let deadline = Instant::now()
             + if wake.is_some() {
                 poll_timeout
@@ -42,11 +51,16 @@ impl PostgresProvider {
             };
         loop {
             match claim().await? {
-                ClaimOutcome::Claimed(item) => return Ok(Some(item)),
+                ClaimOutcome::Claimed(item) => {
+                    if let (true, Some(notify)) = (woken, &wake) {
+                        notify.notify_one();
+                    }
+                    return Ok(Some(item));
+                }
                 ClaimOutcome::Exhausted => return Ok(None),
                 ClaimOutcome::Empty => {}
             }
-            let Some(rx) = wake.as_mut() else {
+            let Some(notify) = wake.as_ref() else {
                 return Ok(None);
             };
             let now = Instant::now();
@@ -61,14 +75,15 @@ impl PostgresProvider {
             if let Some(ms) = next_visible_ms {
                 wait = wait.min(Duration::from_secs_f64((ms.max(0.0) + 1.0) / 1000.0));
             }
-            wait_or_wake(rx, wait).await;
+            woken = wait_or_wake(notify, wait).await;
         }
     }
 }
 
-async fn wait_or_wake(rx: &mut watch::Receiver<u64>, wait: Duration) {
+/// Whether an enqueue notification (rather than the timer) ended the wait.
+async fn wait_or_wake(notify: &Arc<Notify>, wait: Duration) -> bool {
     tokio::select! {
-        _ = tokio::time::sleep(wait) => {}
-        _ = rx.changed() => {}
+        _ = tokio::time::sleep(wait) => false,
+        _ = notify.notified() => true,
     }
 }

@@ -8,12 +8,14 @@ use sqlx::PgPool;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::query::{Query, QueryScalar};
 use sqlx::{Postgres, Transaction};
-use tokio::sync::{broadcast, watch};
+use std::sync::Arc;
+
+use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinHandle;
 
 use crate::admin::AdminQueries;
 use crate::database_url::Scrubber;
-use crate::diagnostics::{Diagnostic, DiagnosticSink};
+use crate::diagnostics::{Diagnostic, DiagnosticSink, QueueKind};
 use crate::error::{SetupError, db_error};
 use crate::options::{PollingMode, ProviderOptions};
 use crate::queries::Queries;
@@ -33,10 +35,13 @@ pub struct PostgresProvider {
     signal: Option<EnqueueSignal>,
 }
 
-/// Bumped by the LISTEN task on every enqueue notification (and on reconnect, when
-/// notifications may have been missed).
+/// Enqueue wake-ups from the LISTEN task, one `Notify` per queue. Each notification
+/// (one per enqueueing statement) wakes one idle fetch of its queue, which passes the
+/// wake on when it claims something (the statement may have enqueued more); a reconnect,
+/// which may have lost notifications, wakes every idle fetch.
 struct EnqueueSignal {
-    version: watch::Receiver<u64>,
+    orchestrator: Arc<Notify>,
+    worker: Arc<Notify>,
     listener: JoinHandle<()>,
 }
 
@@ -150,24 +155,30 @@ impl PostgresProvider {
             .listen(&channel)
             .await
             .map_err(|e| SetupError::Connect(e.to_string()))?;
-        let (tx, rx) = watch::channel(0u64);
+        let orchestrator = Arc::new(Notify::new());
+        let worker = Arc::new(Notify::new());
+        let (o, w) = (Arc::clone(&orchestrator), Arc::clone(&worker));
         let task = tokio::spawn(async move {
             loop {
-                // PgListener reconnects by itself; a reconnect may have lost notifications,
-                // so every return (message or error) wakes the waiters.
-                let result = listener.try_recv().await;
-                tx.send_modify(|v| *v = v.wrapping_add(1));
-                if let Err(e) = result {
-                    tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                if tx.is_closed() {
-                    break;
+                // PgListener reconnects by itself: `Ok(None)` or an error means
+                // notifications may have been lost.
+                match listener.try_recv().await {
+                    Ok(Some(n)) if n.payload() == "o" => o.notify_one(),
+                    Ok(Some(n)) if n.payload() == "w" => w.notify_one(),
+                    result => {
+                        o.notify_waiters();
+                        w.notify_waiters();
+                        if let Err(e) = result {
+                            tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                    }
                 }
             }
         });
         Ok(EnqueueSignal {
-            version: rx,
+            orchestrator,
+            worker,
             listener: task,
         })
     }
@@ -206,11 +217,11 @@ impl PostgresProvider {
         self.signal.is_none()
     }
 
-    pub(crate) fn wake_receiver(&self) -> Option<watch::Receiver<u64>> {
-        self.signal.as_ref().map(|s| {
-            let mut rx = s.version.clone();
-            rx.mark_unchanged();
-            rx
+    /// The enqueue wake-up of `queue` (None in session-free mode).
+    pub(crate) fn enqueue_wake(&self, queue: QueueKind) -> Option<Arc<Notify>> {
+        self.signal.as_ref().map(|s| match queue {
+            QueueKind::Orchestrator => Arc::clone(&s.orchestrator),
+            QueueKind::Worker => Arc::clone(&s.worker),
         })
     }
 

@@ -16,6 +16,9 @@ use duroxide::providers::ProviderError;
 use crate::error::db_error;
 use crate::provider::PostgresProvider;
 
+/// A statement with bound parameters, as `PostgresProvider::query` makes them.
+pub(crate) type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
+
 macro_rules! run_standalone {
     ($p:expr, $op:expr, |$exec:ident| $body:expr) => {{
         if $p.session_free() {
@@ -169,5 +172,40 @@ where
         'q: 'a,
     {
         Box::pin(async move { run_standalone!(p, op, |e| self.fetch_all(e)) })
+    }
+}
+
+impl PostgresProvider {
+    /// Run one statement that returns one row on its own task. A caller's future dropped
+    /// mid-flight (the runtime drops in-flight fetches at shutdown) then cannot cut the
+    /// statement off half-way: in session-free mode it runs inside a transaction, which
+    /// would otherwise roll back after concurrent claims had already skipped its rows as
+    /// taken. The task always finishes; its result is lost only if nobody awaits it.
+    pub(crate) async fn fetch_one_detached(
+        &self,
+        op: &'static str,
+        sql: &str,
+        args: PgArguments,
+    ) -> Result<PgRow, ProviderError> {
+        let pool = self.pool.clone();
+        let sql = sql.to_owned();
+        let session_free = self.session_free();
+        let task = tokio::spawn(async move {
+            let query = sqlx::query_with(&sql, args).persistent(!session_free);
+            if session_free {
+                let mut tx = pool.begin().await.map_err(|e| db_error(op, e))?;
+                let row = query
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(|e| db_error(op, e))?;
+                tx.commit().await.map_err(|e| db_error(op, e))?;
+                Ok(row)
+            } else {
+                query.fetch_one(&pool).await.map_err(|e| db_error(op, e))
+            }
+        });
+        task.await.map_err(|e| {
+            ProviderError::retryable(op, format!("statement task ended abnormally: {e}"))
+        })?
     }
 }

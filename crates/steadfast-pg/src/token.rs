@@ -6,9 +6,15 @@
 use rand::Rng;
 
 pub(crate) fn new_token(instance_id: &str) -> String {
-    let nonce: u128 = rand::thread_rng().r#gen();
     let hex: String = instance_id.bytes().map(|b| format!("{b:02x}")).collect();
-    format!("sf1.{nonce:032x}.{hex}")
+    format!("sf1.{}.{hex}", new_nonce())
+}
+
+/// The random middle part of a token. The orchestrator claim passes it to the database,
+/// which only learns there which instance the token is for (`claim_orchestration`).
+pub(crate) fn new_nonce() -> String {
+    let nonce: u128 = rand::thread_rng().r#gen();
+    format!("{nonce:032x}")
 }
 
 /// The instance a token was issued for, if it is one of ours.

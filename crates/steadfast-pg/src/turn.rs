@@ -10,8 +10,10 @@ use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
 use sqlx::{Postgres, Transaction};
 
 use crate::error::{codec_error, db_error};
-use crate::orchestration::batch_kinds;
+use crate::orchestration::{OrchestratorRows, batch_kinds};
 use crate::provider::PostgresProvider;
+use crate::run::PgQuery;
+use crate::worker::WorkerRows;
 
 const ACK: &str = "ack_orchestration_item";
 
@@ -76,137 +78,172 @@ pub(crate) fn activity_poison_details(completion: &WorkItem) -> Option<PoisonDet
     }
 }
 
-fn is_terminal(status: &str) -> bool {
-    matches!(status, "Completed" | "Failed" | "ContinuedAsNew")
+/// History events as the parallel arrays `append_history` takes: ids, types, JSON texts.
+pub(crate) struct HistoryRows {
+    ids: Vec<i64>,
+    types: Vec<String>,
+    texts: Vec<String>,
+}
+
+impl HistoryRows {
+    pub(crate) fn new(events: &[Event], operation: &str) -> Result<Self, ProviderError> {
+        let mut rows = Self {
+            ids: Vec::with_capacity(events.len()),
+            types: Vec::with_capacity(events.len()),
+            texts: Vec::with_capacity(events.len()),
+        };
+        for event in events {
+            if event.event_id == 0 {
+                return Err(ProviderError::permanent(
+                    operation,
+                    "event_id must be set by the runtime",
+                ));
+            }
+            let value = serde_json::to_value(event)
+                .map_err(|e| codec_error(operation, "serialize event", e))?;
+            rows.types.push(
+                value
+                    .get("type")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("Unknown")
+                    .to_string(),
+            );
+            rows.texts.push(value.to_string());
+            rows.ids.push(event.event_id as i64);
+        }
+        Ok(rows)
+    }
+
+    fn bind<'q>(&'q self, q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(&self.ids).bind(&self.types).bind(&self.texts)
+    }
+}
+
+/// A turn as the bound parameters of `write_turn` / `ack_turn` (migration 0003) after
+/// their first (the instance or the lock token), in order.
+pub(crate) struct TurnParams {
+    execution: i64,
+    name: Option<String>,
+    version: Option<String>,
+    parent: Option<String>,
+    pin: Option<Vec<i32>>,
+    status: Option<String>,
+    output: Option<String>,
+    history: HistoryRows,
+    custom_status: Option<Option<String>>,
+    kv_keys: Vec<Option<String>>,
+    kv_values: Vec<Option<String>>,
+    kv_times: Vec<Option<i64>>,
+    worker: WorkerRows,
+    cancelled: (Vec<String>, Vec<i64>, Vec<i64>),
+    orchestrator: OrchestratorRows,
+}
+
+impl TurnParams {
+    pub(crate) fn new(turn: &TurnWrite, operation: &str) -> Result<Self, ProviderError> {
+        let meta = &turn.metadata;
+        let (name, version) = match (&meta.orchestration_name, &meta.orchestration_version) {
+            (Some(n), Some(v)) => (Some(n.clone()), Some(v.clone())),
+            _ => (None, None),
+        };
+        let part = |x: u64| i32::try_from(x).unwrap_or(i32::MAX);
+        let (mut kv_keys, mut kv_values, mut kv_times) = (Vec::new(), Vec::new(), Vec::new());
+        for event in &turn.history_delta {
+            let (key, value, at) = match &event.kind {
+                EventKind::KeyValueSet {
+                    key,
+                    value,
+                    last_updated_at_ms,
+                } => (
+                    Some(key.clone()),
+                    Some(value.clone()),
+                    Some(*last_updated_at_ms as i64),
+                ),
+                EventKind::KeyValueCleared { key } => (Some(key.clone()), None, None),
+                EventKind::KeyValuesCleared => (None, None, None),
+                _ => continue,
+            };
+            kv_keys.push(key);
+            kv_values.push(value);
+            kv_times.push(at);
+        }
+        Ok(Self {
+            execution: turn.execution_id as i64,
+            name,
+            version,
+            parent: meta.parent_instance_id.clone(),
+            pin: meta
+                .pinned_duroxide_version
+                .as_ref()
+                .map(|v| vec![part(v.major), part(v.minor), part(v.patch)]),
+            status: meta.status.clone(),
+            output: meta.output.clone(),
+            history: HistoryRows::new(&turn.history_delta, operation)?,
+            custom_status: turn.history_delta.iter().rev().find_map(|e| match &e.kind {
+                EventKind::CustomStatusUpdated { status } => Some(status.clone()),
+                _ => None,
+            }),
+            kv_keys,
+            kv_values,
+            kv_times,
+            worker: WorkerRows::new(&turn.worker_items, operation)?,
+            cancelled: (
+                turn.cancelled.iter().map(|a| a.instance.clone()).collect(),
+                turn.cancelled
+                    .iter()
+                    .map(|a| a.execution_id as i64)
+                    .collect(),
+                turn.cancelled
+                    .iter()
+                    .map(|a| a.activity_id as i64)
+                    .collect(),
+            ),
+            orchestrator: OrchestratorRows::new(&turn.orchestrator_items, None, operation)?,
+        })
+    }
+
+    pub(crate) fn bind<'q>(&'q self, q: PgQuery<'q>) -> PgQuery<'q> {
+        let q = q
+            .bind(self.execution)
+            .bind(&self.name)
+            .bind(&self.version)
+            .bind(&self.parent)
+            .bind(&self.pin)
+            .bind(&self.status)
+            .bind(&self.output);
+        let q = self
+            .history
+            .bind(q)
+            .bind(self.custom_status.is_some())
+            .bind(self.custom_status.clone().flatten())
+            .bind(&self.kv_keys)
+            .bind(&self.kv_values)
+            .bind(&self.kv_times);
+        let q = self
+            .worker
+            .bind(q)
+            .bind(&self.cancelled.0)
+            .bind(&self.cancelled.1)
+            .bind(&self.cancelled.2);
+        self.orchestrator.bind(q)
+    }
 }
 
 impl PostgresProvider {
+    /// Write a turn inside `tx`, whose caller holds the instance's lease row.
     pub(crate) async fn write_turn(
         &self,
         tx: &mut Transaction<'static, Postgres>,
         instance: &str,
         turn: &TurnWrite,
     ) -> Result<(), ProviderError> {
-        let q = &self.q;
-        let exec = turn.execution_id as i64;
-        let meta = &turn.metadata;
-
-        if let (Some(name), Some(version)) = (&meta.orchestration_name, &meta.orchestration_version)
-        {
-            self.query(&q.instance_upsert)
-                .bind(instance)
-                .bind(name)
-                .bind(version)
-                .bind(exec)
-                .bind(&meta.parent_instance_id)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        self.query(&q.execution_ensure)
-            .bind(instance)
-            .bind(exec)
+        let params = TurnParams::new(turn, ACK)?;
+        params
+            .bind(self.query(&self.q.turn_write).bind(instance))
             .execute(&mut **tx)
             .await
             .map_err(|e| db_error(ACK, e))?;
-        if let Some(v) = &meta.pinned_duroxide_version {
-            let part = |x: u64| i32::try_from(x).unwrap_or(i32::MAX);
-            self.query(&q.execution_pin_version)
-                .bind(instance)
-                .bind(exec)
-                .bind(part(v.major))
-                .bind(part(v.minor))
-                .bind(part(v.patch))
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        self.query(&q.instance_advance_execution)
-            .bind(instance)
-            .bind(exec)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| db_error(ACK, e))?;
-        self.append_history(tx, instance, turn.execution_id, &turn.history_delta, ACK)
-            .await?;
-        if let Some(status) = &meta.status {
-            self.query(&q.execution_set_status)
-                .bind(instance)
-                .bind(exec)
-                .bind(status)
-                .bind(&meta.output)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        let custom_status = turn.history_delta.iter().rev().find_map(|e| match &e.kind {
-            EventKind::CustomStatusUpdated { status } => Some(status.clone()),
-            _ => None,
-        });
-        if let Some(status) = custom_status {
-            self.query(&q.custom_status_set)
-                .bind(instance)
-                .bind(status)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        for event in &turn.history_delta {
-            let (key, value, at): (Option<&str>, Option<&str>, Option<i64>) = match &event.kind {
-                EventKind::KeyValueSet {
-                    key,
-                    value,
-                    last_updated_at_ms,
-                } => (Some(key), Some(value), Some(*last_updated_at_ms as i64)),
-                EventKind::KeyValueCleared { key } => (Some(key), None, None),
-                EventKind::KeyValuesCleared => (None, None, None),
-                _ => continue,
-            };
-            let statement = match key {
-                Some(key) => self
-                    .query(&q.kv_delta_set)
-                    .bind(instance)
-                    .bind(key)
-                    .bind(value)
-                    .bind(at),
-                None => self.query(&q.kv_delta_clear_all).bind(instance),
-            };
-            statement
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        if meta.status.as_deref().is_some_and(is_terminal) {
-            self.query(&q.kv_merge_on_terminal)
-                .bind(instance)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        self.enqueue_worker_items(tx, &turn.worker_items, ACK)
-            .await?;
-        if !turn.cancelled.is_empty() {
-            let instances: Vec<&str> = turn.cancelled.iter().map(|a| a.instance.as_str()).collect();
-            let executions: Vec<i64> = turn
-                .cancelled
-                .iter()
-                .map(|a| a.execution_id as i64)
-                .collect();
-            let activities: Vec<i64> = turn
-                .cancelled
-                .iter()
-                .map(|a| a.activity_id as i64)
-                .collect();
-            self.query(&q.worker_cancel)
-                .bind(&instances)
-                .bind(&executions)
-                .bind(&activities)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
-        }
-        self.enqueue_orchestrator_items(tx, &turn.orchestrator_items, None, ACK)
-            .await
+        Ok(())
     }
 
     pub(crate) async fn append_history(
@@ -220,46 +257,24 @@ impl PostgresProvider {
         if events.is_empty() {
             return Ok(());
         }
-        let mut ids = Vec::with_capacity(events.len());
-        let mut types = Vec::with_capacity(events.len());
-        let mut texts = Vec::with_capacity(events.len());
-        for event in events {
-            if event.event_id == 0 {
-                return Err(ProviderError::permanent(
+        let rows = HistoryRows::new(events, operation)?;
+        rows.bind(
+            self.query(&self.q.history_append)
+                .bind(instance)
+                .bind(execution_id as i64),
+        )
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| {
+            if crate::error::is_unique_violation(&e) {
+                ProviderError::permanent(
                     operation,
-                    "event_id must be set by the runtime",
-                ));
+                    format!("duplicate event id in history of {instance}: {e}"),
+                )
+            } else {
+                db_error(operation, e)
             }
-            let value = serde_json::to_value(event)
-                .map_err(|e| codec_error(operation, "serialize event", e))?;
-            types.push(
-                value
-                    .get("type")
-                    .and_then(|t| t.as_str())
-                    .unwrap_or("Unknown")
-                    .to_string(),
-            );
-            texts.push(value.to_string());
-            ids.push(event.event_id as i64);
-        }
-        self.query(&self.q.history_append)
-            .bind(instance)
-            .bind(execution_id as i64)
-            .bind(&ids)
-            .bind(&types)
-            .bind(&texts)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| {
-                if crate::error::is_unique_violation(&e) {
-                    ProviderError::permanent(
-                        operation,
-                        format!("duplicate event id in history of {instance}: {e}"),
-                    )
-                } else {
-                    db_error(operation, e)
-                }
-            })?;
+        })?;
         Ok(())
     }
 }

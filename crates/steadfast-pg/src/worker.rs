@@ -14,7 +14,7 @@ use crate::error::{codec_error, db_error};
 use crate::orchestration::millis;
 use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
-use crate::run::RunQuery;
+use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::token::new_token;
 use crate::turn::activity_poison_details;
 
@@ -39,25 +39,28 @@ fn tag_params(filter: &TagFilter) -> Option<(i32, Vec<String>)> {
     }
 }
 
-impl PostgresProvider {
-    pub(crate) async fn enqueue_worker_items(
-        &self,
-        tx: &mut Transaction<'static, Postgres>,
-        items: &[WorkItem],
-        operation: &str,
-    ) -> Result<(), ProviderError> {
-        if items.is_empty() {
-            return Ok(());
-        }
+/// Activity work items as the parallel arrays `enqueue_worker` takes: work item,
+/// instance, execution, activity id, session, tag.
+pub(crate) struct WorkerRows {
+    texts: Vec<String>,
+    instances: Vec<String>,
+    executions: Vec<i64>,
+    activities: Vec<i64>,
+    sessions: Vec<Option<String>>,
+    tags: Vec<Option<String>>,
+}
+
+impl WorkerRows {
+    pub(crate) fn new(items: &[WorkItem], operation: &str) -> Result<Self, ProviderError> {
         let n = items.len();
-        let (mut texts, mut instances, mut executions, mut activities, mut sessions, mut tags) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
+        let mut rows = Self {
+            texts: Vec::with_capacity(n),
+            instances: Vec::with_capacity(n),
+            executions: Vec::with_capacity(n),
+            activities: Vec::with_capacity(n),
+            sessions: Vec::with_capacity(n),
+            tags: Vec::with_capacity(n),
+        };
         for item in items {
             let WorkItem::ActivityExecute {
                 instance,
@@ -73,35 +76,55 @@ impl PostgresProvider {
                     "only ActivityExecute work items belong on the worker queue",
                 ));
             };
-            texts.push(
+            rows.texts.push(
                 serde_json::to_string(item)
                     .map_err(|e| codec_error(operation, "serialize work item", e))?,
             );
-            instances.push(instance.clone());
-            executions.push(*execution_id as i64);
-            activities.push(*id as i64);
-            sessions.push(session_id.clone());
-            tags.push(tag.clone());
+            rows.instances.push(instance.clone());
+            rows.executions.push(*execution_id as i64);
+            rows.activities.push(*id as i64);
+            rows.sessions.push(session_id.clone());
+            rows.tags.push(tag.clone());
         }
-        self.query(&self.q.worker_enqueue)
-            .bind(&texts)
-            .bind(&instances)
-            .bind(&executions)
-            .bind(&activities)
-            .bind(&sessions)
-            .bind(&tags)
+        Ok(rows)
+    }
+
+    pub(crate) fn bind<'q>(&'q self, q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(&self.texts)
+            .bind(&self.instances)
+            .bind(&self.executions)
+            .bind(&self.activities)
+            .bind(&self.sessions)
+            .bind(&self.tags)
+    }
+}
+
+impl PostgresProvider {
+    pub(crate) async fn enqueue_worker_items(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        items: &[WorkItem],
+        operation: &str,
+    ) -> Result<(), ProviderError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        WorkerRows::new(items, operation)?
+            .bind(self.query(&self.q.worker_enqueue))
             .execute(&mut **tx)
             .await
             .map_err(|e| db_error(operation, e))?;
         Ok(())
     }
 
+    /// One statement: atomic without an explicit transaction.
     pub(crate) async fn enqueue_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
         const OP: &str = "enqueue_for_worker";
-        let mut tx = self.begin(OP).await?;
-        self.enqueue_worker_items(&mut tx, std::slice::from_ref(&item), OP)
+        WorkerRows::new(std::slice::from_ref(&item), OP)?
+            .bind(self.query(&self.q.worker_enqueue))
+            .execute_on(self, OP)
             .await?;
-        tx.commit().await.map_err(|e| db_error(OP, e))
+        Ok(())
     }
 
     pub(crate) async fn fetch_work(
@@ -114,9 +137,13 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        self.poll(FETCH, poll_timeout, &self.q.worker_next_visible, || {
-            self.claim_work(lock_timeout, session, &tags)
-        })
+        self.poll(
+            FETCH,
+            QueueKind::Worker,
+            poll_timeout,
+            &self.q.worker_next_visible,
+            || self.claim_work(lock_timeout, session, &tags),
+        )
         .await
     }
 
@@ -310,7 +337,7 @@ impl PostgresProvider {
         if let Ok(Some(row)) = self
             .query(&self.q.worker_identity_by_token)
             .bind(token)
-            .fetch_optional(self.pool())
+            .fetch_optional_on(self, ACK)
             .await
         {
             if let Some(i) = row.get::<Option<String>, _>(0) {
@@ -360,41 +387,41 @@ impl PostgresProvider {
                 "Invalid completion type for worker ack",
             ));
         }
-        let mut tx = self.begin(ACK).await?;
         if let Some(c) = completion.as_ref()
             && let Some(details) = activity_poison_details(c)
         {
+            let tx = self.begin(ACK).await?;
             return self
                 .commit_activity_poison(tx, token, c.clone(), details)
                 .await;
         }
-        let deleted = self
-            .query(&self.q.worker_ack)
+        // An ordinary ack: one statement (ack_activity) that completes only a live lease.
+        let (instance, text) = match &completion {
+            Some(c) => (
+                crate::orchestration::orchestrator_target(c).map(str::to_string),
+                Some(
+                    serde_json::to_string(c)
+                        .map_err(|e| codec_error(ACK, "serialize work item", e))?,
+                ),
+            ),
+            None => (None, None),
+        };
+        let acked: bool = self
+            .scalar(&self.q.worker_ack)
             .bind(token)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(|e| db_error(ACK, e))?;
-        let Some(deleted) = deleted else {
-            drop(tx);
+            .bind(instance)
+            .bind(text)
+            .fetch_one_on(self, ACK)
+            .await?;
+        if !acked {
             let d = self.worker_ack_rejected(token, completion.as_ref()).await;
             self.diagnostics.emit(d);
             return Err(ProviderError::permanent(
                 ACK,
                 "Activity was cancelled or lock expired (worker queue row not found or lock invalid)",
             ));
-        };
-        if let Some(sid) = deleted.get::<Option<String>, _>(0) {
-            self.query(&self.q.session_touch)
-                .bind(&sid)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| db_error(ACK, e))?;
         }
-        if let Some(c) = &completion {
-            self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(c), None, ACK)
-                .await?;
-        }
-        tx.commit().await.map_err(|e| db_error(ACK, e))
+        Ok(())
     }
 
     /// An activity poison disposition: dead-letter the work item and deliver the failure,

@@ -95,8 +95,16 @@ struct Harness {
 
 impl Harness {
     async fn new(label: &str, tune: impl FnOnce(&mut ProviderOptions)) -> Self {
+        Self::with_polling(label, PollingMode::Listen, tune).await
+    }
+
+    async fn with_polling(
+        label: &str,
+        polling: PollingMode,
+        tune: impl FnOnce(&mut ProviderOptions),
+    ) -> Self {
         let schema = common::unique_schema(label);
-        let mut options = common::options(&schema, PollingMode::Listen);
+        let mut options = common::options(&schema, polling);
         tune(&mut options);
         let provider = common::provider_with(options).await;
         Self { schema, provider }
@@ -137,8 +145,43 @@ impl Harness {
         got
     }
 
+    /// A started instance with 20 000 history events of ~200 bytes (4 MB) and one
+    /// pending event, so that claiming it takes a while.
+    async fn slow_claim_instance(&self, instance: &str) {
+        self.create_instance(instance).await;
+        let events: Vec<Event> = (2..=20_000u64)
+            .map(|id| {
+                Event::with_event_id(
+                    id,
+                    instance,
+                    1,
+                    None,
+                    EventKind::CustomStatusUpdated {
+                        status: Some("x".repeat(200)),
+                    },
+                )
+            })
+            .collect();
+        let p = &self.provider;
+        p.append_with_execution(instance, 1, events).await.unwrap();
+        p.enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: instance.into(),
+                name: "go".into(),
+                data: "1".into(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    }
+
+    fn sql(&self, sql: &str) -> String {
+        sql.replace("S.", &format!("\"{}\".", self.schema))
+    }
+
     async fn sql_f64(&self, sql: &str, bind: &str) -> f64 {
-        sqlx::query_scalar::<_, f64>(&sql.replace("S.", &format!("\"{}\".", self.schema)))
+        sqlx::query_scalar::<_, f64>(&self.sql(sql))
             .bind(bind)
             .fetch_one(self.provider.pool())
             .await
@@ -149,6 +192,21 @@ impl Harness {
         self.provider.close().await;
         common::drop_schema(&self.schema).await;
     }
+}
+
+/// A fetch long-polling up to 20 s: (instance it got, how long it took).
+fn spawn_long_poll(
+    p: &Arc<PostgresProvider>,
+) -> tokio::task::JoinHandle<(Option<String>, Duration)> {
+    let p = Arc::clone(p);
+    tokio::spawn(async move {
+        let began = Instant::now();
+        let got = p
+            .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+            .await
+            .unwrap();
+        (got.map(|g| g.0.instance), began.elapsed())
+    })
 }
 
 fn drain(rx: &mut broadcast::Receiver<Diagnostic>) -> Vec<Diagnostic> {
@@ -230,31 +288,7 @@ async fn fetch_never_waits_for_an_instance_held_by_another_transaction() {
 async fn lease_is_stamped_by_the_database_clock_at_the_end_of_the_claim() {
     let h = Harness::new("db_clock", |_| {}).await;
     let p = &h.provider;
-    h.create_instance("big").await;
-    let events: Vec<Event> = (2..=20_000u64)
-        .map(|id| {
-            Event::with_event_id(
-                id,
-                "big",
-                1,
-                None,
-                EventKind::CustomStatusUpdated {
-                    status: Some("x".repeat(200)),
-                },
-            )
-        })
-        .collect();
-    p.append_with_execution("big", 1, events).await.unwrap();
-    p.enqueue_for_orchestrator(
-        WorkItem::ExternalRaised {
-            instance: "big".into(),
-            name: "go".into(),
-            data: "1".into(),
-        },
-        None,
-    )
-    .await
-    .unwrap();
+    h.slow_claim_instance("big").await;
 
     let lock_timeout = Duration::from_secs(5);
     let db_ms = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 WHERE $1 <> ''";
@@ -293,6 +327,187 @@ async fn lease_is_stamped_by_the_database_clock_at_the_end_of_the_claim() {
         (length_ms - lock_timeout.as_millis() as f64).abs() < 1.0,
         "{length_ms}"
     );
+    h.drop().await;
+}
+
+/// Invariant 2 (full lease at return): a claim whose reply took long to transfer and
+/// decode (here 20 000 history events) restarts its lease from the database clock before
+/// returning, so the caller holds nearly the whole lock timeout, not the lock timeout
+/// minus the transfer and decoding time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_claim_reply_is_restamped_before_it_is_returned() {
+    let h = Harness::new("restamp", |_| {}).await;
+    let p = &h.provider;
+    h.slow_claim_instance("big").await;
+    let lock_timeout = Duration::from_secs(5);
+    let began = Instant::now();
+    let (item, token, _) = p
+        .fetch_orchestration_item(lock_timeout, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let fetch_took = began.elapsed();
+    let returned = Instant::now();
+    let remaining_ms = h
+        .sql_f64(
+            "SELECT (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            &token,
+        )
+        .await;
+    let since_return_ms = returned.elapsed().as_secs_f64() * 1000.0;
+    let stamped_ms = h
+        .sql_f64(
+            "SELECT (EXTRACT(EPOCH FROM (clock_timestamp() - locked_at)) * 1000)::float8 FROM S.instance_leases WHERE lock_token = $1",
+            &token,
+        )
+        .await;
+    assert_eq!(item.history.len(), 20_000);
+    println!(
+        "fetch took {fetch_took:?}; {remaining_ms:.0} ms of the lease left {since_return_ms:.0} ms after return (stamped {stamped_ms:.0} ms before the second read)"
+    );
+    // Slack for the restamp's own reply and a loaded machine; without the restamp the
+    // deficit is the whole transfer and decoding of 4 MB of history.
+    let slack_ms = 250.0;
+    assert!(
+        remaining_ms >= lock_timeout.as_millis() as f64 - slack_ms - since_return_ms,
+        "only {remaining_ms} ms left {since_return_ms} ms after a {fetch_took:?} fetch returned"
+    );
+    h.drop().await;
+}
+
+/// The claim survives a dropped fetch future (the runtime drops in-flight fetches at
+/// shutdown): the claim statement runs on its own task, so it finishes and commits even
+/// in session-free mode, where it runs inside a transaction that would otherwise roll
+/// back after concurrent fetches had skipped the instance as taken. Afterwards the lease
+/// is live and every visible message carries its token, counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_survives_its_fetch_future_being_dropped() {
+    for polling in [PollingMode::SessionFree, PollingMode::Listen] {
+        let h = Harness::with_polling("dropped_fetch", polling, |_| {}).await;
+        let p = &h.provider;
+        h.slow_claim_instance("big").await;
+        let cut_short = tokio::time::timeout(
+            Duration::from_millis(20),
+            p.fetch_orchestration_item(LONG, Duration::ZERO, None),
+        )
+        .await;
+        assert!(
+            cut_short.is_err(),
+            "{polling:?}: the fetch should still be loading history when dropped"
+        );
+        let consistent = h.sql(
+            "SELECT (l.lock_token IS NOT NULL AND l.locked_until > clock_timestamp()
+                     AND NOT EXISTS (SELECT 1 FROM S.orchestrator_queue AS q
+                                     WHERE q.instance_id = l.instance_id
+                                       AND (q.lock_token IS DISTINCT FROM l.lock_token
+                                            OR q.attempt_count <> 1)))::int::float8
+             FROM S.instance_leases AS l WHERE l.instance_id = $1",
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut committed = false;
+        while Instant::now() < deadline && !committed {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let mut tx = p.pool().begin().await.unwrap();
+            let v: f64 = sqlx::query_scalar(&consistent)
+                .persistent(false)
+                .bind("big")
+                .fetch_one(&mut *tx)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            committed = v == 1.0;
+        }
+        assert!(
+            committed,
+            "{polling:?}: the dropped fetch's claim never committed (lease and messages untouched)"
+        );
+        // The lease is live: nobody else gets the instance.
+        assert!(
+            p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        h.drop().await;
+    }
+}
+
+/// Invariant 2 (one stamp per claim): 16 connections call the claim function directly and
+/// race for 24 instances. Every instance is claimed exactly once and its lease is stamped
+/// exactly once: tries that lose a race, or find nothing to take, stamp nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_claim_stamps_its_lease_exactly_once_under_contention() {
+    let h = Harness::new("one_stamp", |_| {}).await;
+    let p = &h.provider;
+    let pool = common::admin_pool().await;
+    for sql in [
+        "CREATE TABLE S.stamp_log (instance_id text NOT NULL, locked_at timestamptz NOT NULL)",
+        "CREATE FUNCTION S.log_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+             IF NEW.locked_at IS NOT NULL AND NEW.locked_at IS DISTINCT FROM OLD.locked_at THEN
+                 INSERT INTO S.stamp_log VALUES (NEW.instance_id, NEW.locked_at);
+             END IF;
+             RETURN NEW;
+         END $$",
+        "CREATE TRIGGER log_stamp BEFORE UPDATE ON S.instance_leases
+         FOR EACH ROW EXECUTE FUNCTION S.log_stamp()",
+    ] {
+        common::admin_exec(&pool, &h.sql(sql), None).await;
+    }
+    pool.close().await;
+    for i in 0..24 {
+        p.enqueue_for_orchestrator(start(&format!("i{i:02}")), None)
+            .await
+            .unwrap();
+    }
+    let claimers = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(16)
+        .connect(&common::database_url())
+        .await
+        .unwrap();
+    let claim = h.sql(
+        "SELECT outcome, claimed_instance FROM S.claim_orchestration(
+             md5(random()::text), 30000, 0, 64, 4, 8, 5000, 20, 30000, false,
+             '{0,0,0}', '{0,0,0}')",
+    );
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let (claimers, claim) = (claimers.clone(), claim.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            for _ in 0..200 {
+                let (outcome, instance): (String, Option<String>) =
+                    sqlx::query_as(&claim).fetch_one(&claimers).await.unwrap();
+                match outcome.as_str() {
+                    "claimed" => got.push(instance.unwrap()),
+                    "empty" => break,
+                    _ => {}
+                }
+            }
+            got
+        }));
+    }
+    let mut claimed = Vec::new();
+    for t in tasks {
+        claimed.extend(t.await.unwrap());
+    }
+    claimers.close().await;
+    claimed.sort();
+    let expected: Vec<String> = (0..24).map(|i| format!("i{i:02}")).collect();
+    assert_eq!(claimed, expected, "each instance claimed exactly once");
+    let stamps = h
+        .sql_f64(
+            "SELECT count(*)::float8 FROM S.stamp_log WHERE $1 <> ''",
+            "x",
+        )
+        .await;
+    let stamped_instances = h
+        .sql_f64(
+            "SELECT count(DISTINCT instance_id)::float8 FROM S.stamp_log WHERE $1 <> ''",
+            "x",
+        )
+        .await;
+    assert_eq!((stamps, stamped_instances), (24.0, 24.0));
     h.drop().await;
 }
 
@@ -959,15 +1174,7 @@ async fn long_poll_wakes_on_enqueue_and_session_free_never_waits() {
         o.claim.long_poll_recheck = Duration::from_secs(60)
     })
     .await;
-    let p = Arc::clone(&h.provider);
-    let waiter = tokio::spawn(async move {
-        let began = Instant::now();
-        let got = p
-            .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
-            .await
-            .unwrap();
-        (got.map(|g| g.0.instance), began.elapsed())
-    });
+    let waiter = spawn_long_poll(&h.provider);
     tokio::time::sleep(Duration::from_millis(300)).await;
     h.provider
         .enqueue_for_orchestrator(start("wake"), None)
@@ -1123,4 +1330,51 @@ async fn skewed_clock_child() {
         "SKEW_RESULT {}",
         serde_json::json!({"skew_ms": local_ms - db_now_ms, "instance": instance, "remaining_ms": remaining_ms})
     );
+}
+
+/// Invariant 10 (one wake per notification, passed on): three fetches long-poll with a
+/// 60 s recheck. One ack enqueues three new instances in one statement, which sends one
+/// notification. It wakes one fetch; that fetch claims something and passes the wake on,
+/// and so on, so all three get work at once instead of at the next recheck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_enqueue_notification_fans_out_over_idle_fetches() {
+    let h = Harness::new("wake_chain", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    h.provider
+        .enqueue_for_orchestrator(start("parent"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("parent").await;
+    let mut waiters = Vec::new();
+    for _ in 0..3 {
+        waiters.push(spawn_long_poll(&h.provider));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let children: Vec<WorkItem> = ["c1", "c2", "c3"].into_iter().map(start).collect();
+    h.provider
+        .ack_orchestration_item(
+            &token,
+            1,
+            vec![started_event("parent")],
+            vec![],
+            children,
+            running_metadata(),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    for w in waiters {
+        let (instance, took) = w.await.unwrap();
+        assert!(
+            took < Duration::from_secs(15),
+            "a fetch waited {took:?}: the wake was not passed on"
+        );
+        got.push(instance.expect("every waiter gets an instance"));
+    }
+    got.sort();
+    assert_eq!(got, ["c1", "c2", "c3"]);
+    h.drop().await;
 }

@@ -1,0 +1,247 @@
+-- steadfast-pg schema, version 3: server-side acks, so that an ordinary turn ack and an
+-- activity ack are one statement each. __SCHEMA__ is replaced by the validated, quoted
+-- schema name before this file runs.
+
+-- Enqueue orchestrator messages, creating each target instance's lease row first (in
+-- key order, so concurrent enqueues cannot deadlock). Per message: instance, work item,
+-- delay ms (NULL = now), absolute visibility in epoch ms (a TimerFired's fire time, used
+-- when no delay is given).
+CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
+    p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
+) RETURNS void LANGUAGE sql AS $$
+    WITH items AS (
+        SELECT *
+        FROM unnest(p_instances, p_items, p_delays, p_visible) WITH ORDINALITY
+             AS t(instance_id, work_item, delay_ms, visible_at_ms, ord)
+    ), leases AS (
+        INSERT INTO __SCHEMA__.instance_leases (instance_id)
+        SELECT DISTINCT instance_id FROM items ORDER BY instance_id
+        ON CONFLICT (instance_id) DO NOTHING
+    )
+    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at)
+    SELECT instance_id,
+           work_item,
+           COALESCE(to_timestamp(visible_at_ms / 1000.0),
+                    clock_timestamp() + COALESCE(delay_ms, 0) * interval '1 millisecond')
+    FROM items
+    ORDER BY ord
+$$;
+
+-- Enqueue activity work items. Per item: work item, instance, execution, activity id,
+-- session, tag.
+CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_worker(
+    p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[],
+    p_sessions text[], p_tags text[]
+) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO __SCHEMA__.worker_queue
+        (work_item, instance_id, execution_id, activity_id, session_id, tag)
+    SELECT *
+    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags)
+$$;
+
+-- Append-only: a duplicate (instance, execution, event_id) is a unique violation.
+CREATE OR REPLACE FUNCTION __SCHEMA__.append_history(
+    p_instance text, p_execution bigint,
+    p_event_ids bigint[], p_event_types text[], p_event_texts text[]
+) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO __SCHEMA__.history (instance_id, execution_id, event_id, event_type, event_data)
+    SELECT p_instance, p_execution, t.event_id, t.event_type, t.event_data
+    FROM unnest(p_event_ids, p_event_types, p_event_texts) AS t(event_id, event_type, event_data)
+$$;
+
+-- Refresh a live session's activity time (activity ack and lease renewal).
+CREATE OR REPLACE FUNCTION __SCHEMA__.touch_session(p_session text)
+RETURNS void LANGUAGE sql AS $$
+    UPDATE __SCHEMA__.sessions
+    SET last_activity_at = clock_timestamp()
+    WHERE session_id = p_session AND locked_until > clock_timestamp()
+$$;
+
+-- Everything one orchestration turn writes besides lease and queue bookkeeping: instance
+-- and execution rows, history, status, custom status, KV, and the messages the turn
+-- produces. The caller holds the instance's lease row. Parameters:
+--   metadata: name and version (the instance row is upserted when both are set), parent
+--     (immutable once set), pinned version (major, minor, patch) or NULL, status and
+--     output (status NULL = unchanged);
+--   history: event ids, types and JSON texts;
+--   custom status: whether the turn changed it, and its new value;
+--   KV operations in order: key NULL clears all keys, value NULL is a tombstone, time
+--     NULL stamps the database clock;
+--   worker items (see enqueue_worker), cancelled activities (instance, execution,
+--   activity id), orchestrator items (see enqueue_orchestrator).
+CREATE OR REPLACE FUNCTION __SCHEMA__.write_turn(
+    p_instance text, p_execution bigint,
+    p_name text, p_version text, p_parent text, p_pin integer[],
+    p_status text, p_output text,
+    p_event_ids bigint[], p_event_types text[], p_event_texts text[],
+    p_custom_status_changed boolean, p_custom_status text,
+    p_kv_keys text[], p_kv_values text[], p_kv_times bigint[],
+    p_w_items text[], p_w_instances text[], p_w_executions bigint[], p_w_activities bigint[],
+    p_w_sessions text[], p_w_tags text[],
+    p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[],
+    p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
+) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_now_ms bigint;
+BEGIN
+    IF p_name IS NOT NULL AND p_version IS NOT NULL THEN
+        INSERT INTO __SCHEMA__.instances AS i
+            (instance_id, orchestration_name, orchestration_version, current_execution_id,
+             parent_instance_id)
+        VALUES (p_instance, p_name, p_version, p_execution, p_parent)
+        ON CONFLICT (instance_id) DO UPDATE
+        SET orchestration_name = EXCLUDED.orchestration_name,
+            orchestration_version = EXCLUDED.orchestration_version,
+            updated_at = clock_timestamp();
+    END IF;
+    INSERT INTO __SCHEMA__.executions (instance_id, execution_id)
+    VALUES (p_instance, p_execution)
+    ON CONFLICT (instance_id, execution_id) DO NOTHING;
+    IF p_pin IS NOT NULL THEN
+        UPDATE __SCHEMA__.executions AS e
+        SET pinned_major = p_pin[1], pinned_minor = p_pin[2], pinned_patch = p_pin[3]
+        WHERE e.instance_id = p_instance AND e.execution_id = p_execution;
+    END IF;
+    UPDATE __SCHEMA__.instances AS i
+    SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
+        updated_at = clock_timestamp()
+    WHERE i.instance_id = p_instance;
+    IF cardinality(p_event_ids) > 0 THEN
+        PERFORM __SCHEMA__.append_history(p_instance, p_execution, p_event_ids,
+                                          p_event_types, p_event_texts);
+    END IF;
+    IF p_status IS NOT NULL THEN
+        UPDATE __SCHEMA__.executions AS e
+        SET status = p_status,
+            output = p_output,
+            completed_at = CASE WHEN p_status IN ('Completed', 'Failed', 'ContinuedAsNew')
+                                THEN clock_timestamp() ELSE e.completed_at END
+        WHERE e.instance_id = p_instance AND e.execution_id = p_execution;
+    END IF;
+    IF p_custom_status_changed THEN
+        UPDATE __SCHEMA__.instances AS i
+        SET custom_status = p_custom_status, custom_status_version = i.custom_status_version + 1
+        WHERE i.instance_id = p_instance;
+    END IF;
+    FOR n IN 1 .. COALESCE(cardinality(p_kv_keys), 0) LOOP
+        v_now_ms := (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::int8;
+        IF p_kv_keys[n] IS NULL THEN
+            -- Tombstone every key visible to the instance (stored or set in this execution).
+            INSERT INTO __SCHEMA__.kv_delta AS d (instance_id, key, value, last_updated_at_ms)
+            SELECT p_instance, k.key, NULL, v_now_ms
+            FROM (
+                SELECT s.key FROM __SCHEMA__.kv_store AS s WHERE s.instance_id = p_instance
+                UNION
+                SELECT x.key FROM __SCHEMA__.kv_delta AS x WHERE x.instance_id = p_instance
+            ) AS k
+            ON CONFLICT (instance_id, key) DO UPDATE
+            SET value = NULL, last_updated_at_ms = EXCLUDED.last_updated_at_ms;
+        ELSE
+            INSERT INTO __SCHEMA__.kv_delta AS d (instance_id, key, value, last_updated_at_ms)
+            VALUES (p_instance, p_kv_keys[n], p_kv_values[n], COALESCE(p_kv_times[n], v_now_ms))
+            ON CONFLICT (instance_id, key) DO UPDATE
+            SET value = EXCLUDED.value, last_updated_at_ms = EXCLUDED.last_updated_at_ms;
+        END IF;
+    END LOOP;
+    IF p_status IN ('Completed', 'Failed', 'ContinuedAsNew') THEN
+        -- The execution ended: fold its KV delta into the store, apply tombstones, clear it.
+        INSERT INTO __SCHEMA__.kv_store AS s (instance_id, key, value, last_updated_at_ms)
+        SELECT d.instance_id, d.key, d.value, d.last_updated_at_ms
+        FROM __SCHEMA__.kv_delta AS d
+        WHERE d.instance_id = p_instance AND d.value IS NOT NULL
+        ON CONFLICT (instance_id, key) DO UPDATE
+        SET value = EXCLUDED.value, last_updated_at_ms = EXCLUDED.last_updated_at_ms;
+        DELETE FROM __SCHEMA__.kv_store AS s
+        USING __SCHEMA__.kv_delta AS d
+        WHERE s.instance_id = p_instance AND d.instance_id = p_instance AND d.key = s.key
+          AND d.value IS NULL;
+        DELETE FROM __SCHEMA__.kv_delta AS d WHERE d.instance_id = p_instance;
+    END IF;
+    IF cardinality(p_w_items) > 0 THEN
+        PERFORM __SCHEMA__.enqueue_worker(p_w_items, p_w_instances, p_w_executions,
+                                          p_w_activities, p_w_sessions, p_w_tags);
+    END IF;
+    IF cardinality(p_c_instances) > 0 THEN
+        -- A worker holding a cancelled activity learns of it at its next renewal.
+        DELETE FROM __SCHEMA__.worker_queue AS w
+        WHERE (w.instance_id, w.execution_id, w.activity_id) IN (
+            SELECT * FROM unnest(p_c_instances, p_c_executions, p_c_activities)
+        );
+    END IF;
+    IF cardinality(p_o_items) > 0 THEN
+        PERFORM __SCHEMA__.enqueue_orchestrator(p_o_instances, p_o_items, p_o_delays,
+                                                p_o_visible);
+    END IF;
+END;
+$$;
+
+-- An ordinary orchestration turn ack: lock the token's lease, and only if it is live
+-- delete the claimed messages, write the turn and release the lease. Returns 'ok',
+-- 'expired' (lease ran out) or 'unknown' (no lease has this token: superseded, released
+-- or never issued); nothing is written unless 'ok'. The parameters after the token are
+-- write_turn's after its instance.
+CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn(
+    p_token text, p_execution bigint,
+    p_name text, p_version text, p_parent text, p_pin integer[],
+    p_status text, p_output text,
+    p_event_ids bigint[], p_event_types text[], p_event_texts text[],
+    p_custom_status_changed boolean, p_custom_status text,
+    p_kv_keys text[], p_kv_values text[], p_kv_times bigint[],
+    p_w_items text[], p_w_instances text[], p_w_executions bigint[], p_w_activities bigint[],
+    p_w_sessions text[], p_w_tags text[],
+    p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[],
+    p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
+) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    v_instance text;
+    v_live boolean;
+BEGIN
+    SELECT l.instance_id, l.locked_until > clock_timestamp() INTO v_instance, v_live
+    FROM __SCHEMA__.instance_leases AS l
+    WHERE l.lock_token = p_token
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'unknown';
+    END IF;
+    IF NOT COALESCE(v_live, false) THEN
+        RETURN 'expired';
+    END IF;
+    DELETE FROM __SCHEMA__.orchestrator_queue AS q WHERE q.lock_token = p_token;
+    PERFORM __SCHEMA__.write_turn(
+        v_instance, p_execution, p_name, p_version, p_parent, p_pin, p_status, p_output,
+        p_event_ids, p_event_types, p_event_texts, p_custom_status_changed, p_custom_status,
+        p_kv_keys, p_kv_values, p_kv_times,
+        p_w_items, p_w_instances, p_w_executions, p_w_activities, p_w_sessions, p_w_tags,
+        p_c_instances, p_c_executions, p_c_activities,
+        p_o_instances, p_o_items, p_o_delays, p_o_visible);
+    PERFORM __SCHEMA__.release_lease(v_instance);
+    RETURN 'ok';
+END;
+$$;
+
+-- An ordinary activity ack: only a live lease completes its item. Deletes the item,
+-- refreshes its session and enqueues the completion (instance and work item, both NULL
+-- for none). Returns false when the lease is not live or the item is gone.
+CREATE OR REPLACE FUNCTION __SCHEMA__.ack_activity(
+    p_token text, p_completion_instance text, p_completion text
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_session text;
+BEGIN
+    DELETE FROM __SCHEMA__.worker_queue AS w
+    WHERE w.lock_token = p_token AND w.locked_until > clock_timestamp()
+    RETURNING w.session_id INTO v_session;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF v_session IS NOT NULL THEN
+        PERFORM __SCHEMA__.touch_session(v_session);
+    END IF;
+    IF p_completion IS NOT NULL THEN
+        PERFORM __SCHEMA__.enqueue_orchestrator(ARRAY[p_completion_instance],
+                                                ARRAY[p_completion], ARRAY[NULL::float8],
+                                                ARRAY[NULL::float8]);
+    END IF;
+    RETURN true;
+END;
+$$;

@@ -1,0 +1,410 @@
+//! The orchestrator queue's claim (fetch): one autocommit call of the server-side function
+//! `claim_orchestration` (migration 0002), which picks candidates in fan-out order, takes
+//! a lease row with `FOR UPDATE SKIP LOCKED`, tags and counts the instance's visible
+//! messages, reads its metadata, history and KV snapshot, and stamps the lease last.
+//!
+//! The rare outcomes that need Rust (undecodable messages, the attempt ceiling) are
+//! settled afterwards in a transaction that holds the just-claimed lease, and the claim
+//! is then tried again.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use duroxide::providers::{
+    DispatcherCapabilityFilter, KvEntry, OrchestrationItem, ProviderError, WorkItem,
+};
+use duroxide::{Event, EventKind};
+use rand::Rng;
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::{Arguments, Postgres, Row, Transaction};
+
+use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
+use crate::error::db_error;
+use crate::orchestration::{millis, start_of};
+use crate::polling::ClaimOutcome;
+use crate::provider::PostgresProvider;
+use crate::run::RunScalar;
+use crate::token::new_nonce;
+
+const FETCH: &str = "fetch_orchestration_item";
+
+/// A claim whose reply took at least this long to arrive and decode restarts its lease
+/// from the database clock before returning, so the caller gets a full lease.
+const RESTAMP_AFTER: Duration = Duration::from_millis(50);
+
+pub(crate) type FetchedItem = (OrchestrationItem, String, u32);
+
+/// A version-range filter as bound parameters: (on, min, max).
+type VersionBounds = (bool, [i32; 3], [i32; 3]);
+
+fn version_bounds(filter: Option<&DispatcherCapabilityFilter>) -> Option<VersionBounds> {
+    match filter {
+        None => Some((false, [0; 3], [0; 3])),
+        Some(f) => {
+            // Like the reference provider, only the first range is honoured.
+            let range = f.supported_duroxide_versions.first()?;
+            let v = |x: u64| i32::try_from(x).unwrap_or(i32::MAX);
+            Some((
+                true,
+                [v(range.min.major), v(range.min.minor), v(range.min.patch)],
+                [v(range.max.major), v(range.max.minor), v(range.max.patch)],
+            ))
+        }
+    }
+}
+
+/// What one call of the claim function came to; `None` when something was claimed but
+/// could not be handed out and was settled (dead-lettered, failed at the ceiling or
+/// given back), so the claim should be tried again.
+type Attempt = Option<ClaimOutcome<FetchedItem>>;
+
+/// The claimed instance's name, version, execution and history.
+struct Loaded {
+    name: String,
+    version: String,
+    execution_id: u64,
+    history: Vec<Event>,
+    history_error: Option<String>,
+}
+
+/// The messages of a claim, decoded in queue order.
+struct ClaimedMessages {
+    messages: Vec<WorkItem>,
+    undecodable: Vec<i64>,
+    errors: Vec<String>,
+    attempt_count: u32,
+}
+
+fn decode_messages(row: &PgRow) -> ClaimedMessages {
+    let ids: Vec<i64> = row.get("msg_ids");
+    let texts: Vec<String> = row.get("msg_items");
+    let attempts: Vec<i32> = row.get("msg_attempts");
+    let mut out = ClaimedMessages {
+        messages: Vec::with_capacity(texts.len()),
+        undecodable: Vec::new(),
+        errors: Vec::new(),
+        attempt_count: attempts
+            .iter()
+            .map(|a| (*a).max(0) as u32)
+            .max()
+            .unwrap_or(1),
+    };
+    for (id, text) in ids.into_iter().zip(texts) {
+        match serde_json::from_str::<WorkItem>(&text) {
+            Ok(item) => out.messages.push(item),
+            Err(e) => {
+                out.undecodable.push(id);
+                out.errors.push(e.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Decode one execution's history; the error is reported to the runtime through
+/// `history_error` so its poison path can end the instance.
+pub(crate) fn decode_history(
+    texts: &[String],
+    instance: &str,
+    execution_id: u64,
+) -> Result<Vec<Event>, String> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(position, text)| {
+            serde_json::from_str::<Event>(text).map_err(|e| {
+                format!(
+                    "failed to deserialize history event at position {position} of instance '{instance}' execution {execution_id}: {e}"
+                )
+            })
+        })
+        .collect()
+}
+
+fn decode_kv(row: &PgRow) -> HashMap<String, KvEntry> {
+    let keys: Option<Vec<String>> = row.get("kv_keys");
+    let values: Option<Vec<String>> = row.get("kv_values");
+    let times: Option<Vec<i64>> = row.get("kv_times");
+    keys.unwrap_or_default()
+        .into_iter()
+        .zip(values.unwrap_or_default())
+        .zip(times.unwrap_or_default())
+        .map(|((key, value), at)| {
+            (
+                key,
+                KvEntry {
+                    value,
+                    last_updated_at_ms: at.max(0) as u64,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Name, version, execution and history of the claimed instance. `None`
+/// when it was never started and the batch does not start it (the claim function
+/// normally leaves such batches alone; this is the client's own check).
+fn instance_of(row: &PgRow, instance: &str, messages: &[WorkItem]) -> Option<Loaded> {
+    let execution_id = row.get::<i64, _>("exec_id") as u64;
+    let texts: Option<Vec<String>> = row.get("history_events");
+    let history = decode_history(&texts.unwrap_or_default(), instance, execution_id);
+    if row.get::<bool, _>("has_instance") {
+        let name: String = row.get("orch_name");
+        let version: Option<String> = row.get("orch_version");
+        let version = version.unwrap_or_else(|| "unknown".into());
+        let (history, history_error) = match history {
+            Ok(h) => (h, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        return Some(Loaded {
+            name,
+            version,
+            execution_id,
+            history,
+            history_error,
+        });
+    }
+    // History written without instance metadata (e.g. an ack whose metadata carried no
+    // name/version): recover name and version from its start event.
+    let started = history.ok().and_then(|h| {
+        let found = h.iter().find_map(|e| match &e.kind {
+            EventKind::OrchestrationStarted { name, version, .. } => {
+                Some((name.clone(), version.clone()))
+            }
+            _ => None,
+        });
+        found.map(|(name, version)| (name, version, h))
+    });
+    match started {
+        Some((name, version, history)) => Some(Loaded {
+            name,
+            version,
+            execution_id,
+            history,
+            history_error: None,
+        }),
+        None => start_of(messages).map(|(name, version)| Loaded {
+            name,
+            version: version.unwrap_or_else(|| "unknown".into()),
+            execution_id: 1,
+            history: Vec::new(),
+            history_error: None,
+        }),
+    }
+}
+
+fn claim_args(
+    provider: &PostgresProvider,
+    lock_timeout: Duration,
+    (on, min, max): &VersionBounds,
+) -> Result<PgArguments, ProviderError> {
+    let claim = &provider.options.claim;
+    let backoff = &claim.redelivery_backoff;
+    let scan = i32::try_from(claim.fanout.saturating_mul(4).clamp(64, 4096)).unwrap_or(4096);
+    let jitter = (rand::thread_rng().r#gen::<f64>() * backoff.jitter) as f32;
+    let int = |x: u32| i32::try_from(x).unwrap_or(i32::MAX);
+    let mut args = PgArguments::default();
+    let bound = (|| {
+        args.add(new_nonce())?;
+        args.add(millis(lock_timeout))?;
+        args.add(jitter)?;
+        args.add(scan)?;
+        args.add(int(claim.fanout))?;
+        args.add(int(claim.max_claim_attempts))?;
+        args.add(millis(claim.max_claim_duration))?;
+        args.add(millis(backoff.base))?;
+        args.add(millis(backoff.cap))?;
+        args.add(*on)?;
+        args.add(min.to_vec())?;
+        args.add(max.to_vec())
+    })();
+    bound.map_err(|e| ProviderError::permanent(FETCH, format!("binding claim arguments: {e}")))?;
+    Ok(args)
+}
+
+impl PostgresProvider {
+    pub(crate) async fn fetch_orchestration(
+        &self,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        filter: Option<&DispatcherCapabilityFilter>,
+    ) -> Result<Option<FetchedItem>, ProviderError> {
+        let Some(bounds) = version_bounds(filter) else {
+            return Ok(None);
+        };
+        self.poll(
+            FETCH,
+            QueueKind::Orchestrator,
+            poll_timeout,
+            &self.q.orch_next_visible,
+            || self.claim_orchestration(lock_timeout, bounds),
+        )
+        .await
+    }
+
+    async fn claim_orchestration(
+        &self,
+        lock_timeout: Duration,
+        bounds: VersionBounds,
+    ) -> Result<ClaimOutcome<FetchedItem>, ProviderError> {
+        // A settled claim removed or gave back what it took, so the next call moves on;
+        // the bound only keeps a pathological queue from holding a dispatcher here.
+        for _ in 0..self.options.claim.max_claim_attempts {
+            if let Some(outcome) = self.claim_once(lock_timeout, &bounds).await? {
+                return Ok(outcome);
+            }
+        }
+        Ok(ClaimOutcome::Exhausted)
+    }
+
+    async fn claim_once(
+        &self,
+        lock_timeout: Duration,
+        bounds: &VersionBounds,
+    ) -> Result<Attempt, ProviderError> {
+        let claim = &self.options.claim;
+        let args = claim_args(self, lock_timeout, bounds)?;
+        let sent = Instant::now();
+        let row = self
+            .fetch_one_detached(FETCH, &self.q.orch_claim, args)
+            .await?;
+        let outcome: String = row.get("outcome");
+        let tries = row.get::<i32, _>("tries").max(0) as u32;
+        let dropped: i32 = row.get("dropped_messages");
+        if dropped > 0 {
+            tracing::warn!(target: "steadfast_pg", count = dropped, "dropped queue messages sent to an instance that was never started");
+        }
+        match outcome.as_str() {
+            "claimed" => {}
+            "exhausted" => {
+                let bound = if tries >= claim.max_claim_attempts {
+                    "tries"
+                } else {
+                    "time"
+                };
+                self.diagnostics.emit(
+                    Diagnostic::new(
+                        DiagnosticKind::ClaimExhausted,
+                        QueueKind::Orchestrator,
+                        format!(
+                            "gave up after {tries} candidate tries in {} ms (bound: {bound})",
+                            sent.elapsed().as_millis()
+                        ),
+                    )
+                    .attempts(None, claim.max_attempts),
+                );
+                return Ok(Some(ClaimOutcome::Exhausted));
+            }
+            _ => return Ok(Some(ClaimOutcome::Empty)),
+        }
+        let instance: String = row.get("claimed_instance");
+        let token: String = row.get("token");
+        let claimed = decode_messages(&row);
+
+        if !claimed.undecodable.is_empty() {
+            // A message that cannot be decoded can never be processed: dead-letter the
+            // batch's undecodable rows now rather than redeliver them forever.
+            let mut tx = self.hold_claim(&token).await?;
+            self.dead_letter_undecodable(&mut tx, &claimed.undecodable, &claimed.errors.join("; "))
+                .await?;
+            if claimed.messages.is_empty() {
+                self.query(&self.q.orch_lease_release)
+                    .bind(&instance)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| db_error(FETCH, e))?;
+                tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+                return Ok(None);
+            }
+            tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+        }
+        if let Some(max_attempts) = claim.max_attempts
+            && claimed.attempt_count > max_attempts.saturating_add(1)
+        {
+            let tx = self.hold_claim(&token).await?;
+            self.enforce_orchestration_ceiling(
+                tx,
+                &instance,
+                &token,
+                &claimed.messages,
+                max_attempts,
+            )
+            .await?;
+            return Ok(None);
+        }
+        let Some(loaded) = instance_of(&row, &instance, &claimed.messages) else {
+            self.abandon_orchestration(&token, None, true).await?;
+            return Ok(None);
+        };
+        let kv_snapshot = if loaded.history_error.is_some() {
+            HashMap::new()
+        } else {
+            decode_kv(&row)
+        };
+        if sent.elapsed() >= RESTAMP_AFTER {
+            let left: Option<f64> = self
+                .scalar(&self.q.orch_lease_restamp)
+                .bind(&token)
+                .bind(millis(lock_timeout))
+                .fetch_one_on(self, FETCH)
+                .await?;
+            if left.is_none() {
+                // Someone else holds or took the lease meanwhile: do not hand it out.
+                return Ok(None);
+            }
+        }
+        let item = OrchestrationItem {
+            instance,
+            orchestration_name: loaded.name,
+            execution_id: loaded.execution_id,
+            version: loaded.version,
+            history: loaded.history,
+            messages: claimed.messages,
+            history_error: loaded.history_error,
+            kv_snapshot,
+        };
+        Ok(Some(ClaimOutcome::Claimed((
+            item,
+            token,
+            claimed.attempt_count,
+        ))))
+    }
+
+    /// A transaction holding the lease row of a claim this fetch just made.
+    async fn hold_claim(
+        &self,
+        token: &str,
+    ) -> Result<Transaction<'static, Postgres>, ProviderError> {
+        let mut tx = self.begin(FETCH).await?;
+        let held = self
+            .query(&self.q.orch_lease_lock_by_token)
+            .bind(token)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(FETCH, e))?;
+        if held.is_none() {
+            return Err(ProviderError::retryable(
+                FETCH,
+                "a just-claimed lease was taken over before it could be settled",
+            ));
+        }
+        Ok(tx)
+    }
+
+    /// History of one execution, read inside `tx` (poison paths).
+    pub(crate) async fn load_history(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        instance: &str,
+        execution_id: u64,
+    ) -> Result<Result<Vec<Event>, String>, ProviderError> {
+        let texts: Vec<String> = self
+            .scalar(&self.q.history_load)
+            .bind(instance)
+            .bind(execution_id as i64)
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(|e| db_error(FETCH, e))?;
+        Ok(decode_history(&texts, instance, execution_id))
+    }
+}
