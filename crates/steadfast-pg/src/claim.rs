@@ -265,8 +265,14 @@ impl PostgresProvider {
         let claim = &self.options.claim;
         let args = claim_args(self, lock_timeout, bounds)?;
         let sent = Instant::now();
-        let row = self
-            .fetch_one_detached(FETCH, &self.q.orch_claim, args)
+        // Armed on the statement's own task as soon as a claim is read, so that a fetch
+        // cancelled from here on gives the claim back (see `give_back`).
+        let give_back = self.give_back.clone();
+        let (row, guard) = self
+            .fetch_one_detached(FETCH, &self.q.orch_claim, args, move |row| {
+                let claimed = row.get::<String, _>("outcome") == "claimed";
+                claimed.then(|| give_back.arm(row.get("token")))
+            })
             .await?;
         let outcome: String = row.get("outcome");
         let tries = row.get::<i32, _>("tries").max(0) as u32;
@@ -274,9 +280,9 @@ impl PostgresProvider {
         if dropped > 0 {
             tracing::warn!(target: "steadfast_pg", count = dropped, "dropped queue messages sent to an instance that was never started");
         }
-        match outcome.as_str() {
-            "claimed" => {}
-            "exhausted" => {
+        let guard = match (outcome.as_str(), guard) {
+            ("claimed", Some(guard)) => guard,
+            ("exhausted", _) => {
                 let bound = if tries >= claim.max_claim_attempts {
                     "tries"
                 } else {
@@ -296,10 +302,27 @@ impl PostgresProvider {
                 return Ok(Some(ClaimOutcome::Exhausted));
             }
             _ => return Ok(Some(ClaimOutcome::Empty)),
+        };
+        let settled = self.settle_claim(&row, sent, lock_timeout).await;
+        // Handed out, or settled here (dead-lettered, failed at the ceiling, abandoned,
+        // taken over): nothing to give back. An error leaves the guard armed.
+        if settled.is_ok() {
+            guard.disarm();
         }
+        settled
+    }
+
+    /// Turn a claim into an item for the runtime, or settle what cannot be handed out.
+    async fn settle_claim(
+        &self,
+        row: &PgRow,
+        sent: Instant,
+        lock_timeout: Duration,
+    ) -> Result<Attempt, ProviderError> {
+        let claim = &self.options.claim;
         let instance: String = row.get("claimed_instance");
         let token: String = row.get("token");
-        let claimed = decode_messages(&row);
+        let claimed = decode_messages(row);
 
         if !claimed.undecodable.is_empty() {
             // A message that cannot be decoded can never be processed: dead-letter the
@@ -332,14 +355,14 @@ impl PostgresProvider {
             .await?;
             return Ok(None);
         }
-        let Some(loaded) = instance_of(&row, &instance, &claimed.messages) else {
+        let Some(loaded) = instance_of(row, &instance, &claimed.messages) else {
             self.abandon_orchestration(&token, None, true).await?;
             return Ok(None);
         };
         let kv_snapshot = if loaded.history_error.is_some() {
             HashMap::new()
         } else {
-            decode_kv(&row)
+            decode_kv(row)
         };
         if sent.elapsed() >= RESTAMP_AFTER {
             let left: Option<f64> = self

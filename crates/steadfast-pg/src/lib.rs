@@ -26,6 +26,7 @@ pub mod database_url;
 mod dead_letters;
 mod diagnostics;
 mod error;
+mod give_back;
 mod migrate;
 mod options;
 mod orchestration;

@@ -31,10 +31,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "turn_functions",
         sql: include_str!("../migrations/0003_turn_functions.sql"),
     },
+    Migration {
+        version: 4,
+        name: "give_back",
+        sql: include_str!("../migrations/0004_give_back.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 crate::queries::named_queries!(struct MigrateQueries {
     migrate_lock,

@@ -128,21 +128,8 @@ impl PostgresProvider {
                 .commit_poison_without_lease(tx, lock_token, state, turn, details)
                 .await;
         };
-        self.dead_letter_orchestration_messages(
-            &mut tx,
-            &instance,
-            execution_id,
-            &details,
-            "poison",
-        )
-        .await?;
-        self.write_turn(&mut tx, &instance, &turn).await?;
-        self.query(&self.q.orch_lease_release)
-            .bind(&instance)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| db_error(ACK, e))?;
-        tx.commit().await.map_err(|e| db_error(ACK, e))?;
+        self.commit_poison_disposition(tx, &instance, &turn, &details)
+            .await?;
         self.diagnostics.emit(
             Diagnostic::new(
                 DiagnosticKind::PoisonCommitted,

@@ -109,6 +109,35 @@ impl PostgresProvider {
         Ok(moved.len() as u64)
     }
 
+    /// What every poison disposition commits, with or without a live lease: the
+    /// instance's messages moved to dead letters, the disposition's turn written, the
+    /// lease released. Returns how many messages moved.
+    pub(crate) async fn commit_poison_disposition(
+        &self,
+        mut tx: Transaction<'static, Postgres>,
+        instance: &str,
+        turn: &TurnWrite,
+        details: &PoisonDetails,
+    ) -> Result<u64, ProviderError> {
+        let moved = self
+            .dead_letter_orchestration_messages(
+                &mut tx,
+                instance,
+                turn.execution_id,
+                details,
+                "poison",
+            )
+            .await?;
+        self.write_turn(&mut tx, instance, turn).await?;
+        self.query(&self.q.orch_lease_release)
+            .bind(instance)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| db_error(ACK, e))?;
+        tx.commit().await.map_err(|e| db_error(ACK, e))?;
+        Ok(moved)
+    }
+
     pub(crate) async fn dead_letter_undecodable(
         &self,
         tx: &mut Transaction<'static, Postgres>,
@@ -383,21 +412,8 @@ impl PostgresProvider {
             }
         }
         let moved = self
-            .dead_letter_orchestration_messages(
-                &mut tx,
-                &instance,
-                execution_id,
-                &details,
-                "poison",
-            )
+            .commit_poison_disposition(tx, &instance, &turn, &details)
             .await?;
-        self.write_turn(&mut tx, &instance, &turn).await?;
-        self.query(&self.q.orch_lease_release)
-            .bind(&instance)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| db_error(ACK, e))?;
-        tx.commit().await.map_err(|e| db_error(ACK, e))?;
         self.diagnostics.emit(
             Diagnostic::new(
                 DiagnosticKind::PoisonCommittedWithoutLease,

@@ -12,11 +12,13 @@ use std::sync::Arc;
 
 use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinHandle;
+use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminQueries;
 use crate::database_url::Scrubber;
 use crate::diagnostics::{Diagnostic, DiagnosticSink, QueueKind};
 use crate::error::{SetupError, db_error};
+use crate::give_back::GiveBack;
 use crate::options::{PollingMode, ProviderOptions};
 use crate::queries::Queries;
 use crate::schema::SchemaName;
@@ -32,6 +34,9 @@ pub struct PostgresProvider {
     pub(crate) schema: SchemaName,
     pub(crate) options: ProviderOptions,
     pub(crate) diagnostics: DiagnosticSink,
+    pub(crate) give_back: GiveBack,
+    /// Detached claim statements and give-backs: `close()` waits for them.
+    pub(crate) in_flight: TaskTracker,
     signal: Option<EnqueueSignal>,
 }
 
@@ -127,9 +132,18 @@ impl PostgresProvider {
         );
         a.map_err(connect_error)?;
         b.map_err(connect_error)?;
+        let in_flight = TaskTracker::new();
+        let give_back = GiveBack::new(
+            pool.clone(),
+            &q.orch_claim_give_back,
+            session_free,
+            in_flight.clone(),
+        );
         Ok(Self {
+            in_flight,
             q,
             admin_q: AdminQueries::render(&schema),
+            give_back,
             pool,
             schema,
             options,
@@ -205,11 +219,16 @@ impl PostgresProvider {
         &self.pool
     }
 
-    /// Stop listening and close the pool (waits for connections in use to be returned).
+    /// Stop listening, let claims still in flight finish and give back those whose fetch
+    /// was cancelled (waiting at most the acquire timeout for that), and close the pool
+    /// (waits for connections in use to be returned). Call it after the runtime on this
+    /// provider has shut down.
     pub async fn close(&self) {
         if let Some(signal) = &self.signal {
             signal.listener.abort();
         }
+        self.in_flight.close();
+        let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
         self.pool.close().await;
     }
 

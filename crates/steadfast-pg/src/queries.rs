@@ -25,6 +25,7 @@ pub(crate) use named_queries;
 named_queries!(pub(crate) struct Queries {
     // orchestrator queue: claim
     orch_claim,
+    orch_claim_give_back,
     orch_lease_restamp,
     orch_next_visible,
     orch_instance_load,

@@ -12,6 +12,7 @@ use sqlx::query::{Query, QueryScalar};
 use sqlx::{Decode, Postgres, Type};
 
 use duroxide::providers::ProviderError;
+use tokio::sync::oneshot;
 
 use crate::error::db_error;
 use crate::provider::PostgresProvider;
@@ -180,32 +181,42 @@ impl PostgresProvider {
     /// mid-flight (the runtime drops in-flight fetches at shutdown) then cannot cut the
     /// statement off half-way: in session-free mode it runs inside a transaction, which
     /// would otherwise roll back after concurrent claims had already skipped its rows as
-    /// taken. The task always finishes; its result is lost only if nobody awaits it.
-    pub(crate) async fn fetch_one_detached(
+    /// taken. The task always finishes, and `settle` runs on it with the row: what it
+    /// returns (a [`ClaimGuard`](crate::give_back::ClaimGuard)) is dropped on that task
+    /// when nobody awaits the result any more, while `close()` still waits for it.
+    pub(crate) async fn fetch_one_detached<G: Send + 'static>(
         &self,
         op: &'static str,
         sql: &str,
         args: PgArguments,
-    ) -> Result<PgRow, ProviderError> {
+        settle: impl FnOnce(&PgRow) -> G + Send + 'static,
+    ) -> Result<(PgRow, G), ProviderError> {
         let pool = self.pool.clone();
         let sql = sql.to_owned();
         let session_free = self.session_free();
-        let task = tokio::spawn(async move {
-            let query = sqlx::query_with(&sql, args).persistent(!session_free);
-            if session_free {
-                let mut tx = pool.begin().await.map_err(|e| db_error(op, e))?;
-                let row = query
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(|e| db_error(op, e))?;
-                tx.commit().await.map_err(|e| db_error(op, e))?;
-                Ok(row)
-            } else {
-                query.fetch_one(&pool).await.map_err(|e| db_error(op, e))
-            }
+        let (reply, result) = oneshot::channel();
+        self.in_flight.spawn(async move {
+            let run = async {
+                let query = sqlx::query_with(&sql, args).persistent(!session_free);
+                let row = if session_free {
+                    let mut tx = pool.begin().await.map_err(|e| db_error(op, e))?;
+                    let row = query
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(|e| db_error(op, e))?;
+                    tx.commit().await.map_err(|e| db_error(op, e))?;
+                    row
+                } else {
+                    query.fetch_one(&pool).await.map_err(|e| db_error(op, e))?
+                };
+                let settled = settle(&row);
+                Ok((row, settled))
+            };
+            // Unsent (the caller is gone), the result is dropped right here.
+            let _ = reply.send(run.await);
         });
-        task.await.map_err(|e| {
-            ProviderError::retryable(op, format!("statement task ended abnormally: {e}"))
+        result.await.map_err(|_| {
+            ProviderError::retryable(op, "statement task ended abnormally (panicked)")
         })?
     }
 }

@@ -375,61 +375,165 @@ async fn a_slow_claim_reply_is_restamped_before_it_is_returned() {
     h.drop().await;
 }
 
-/// The claim survives a dropped fetch future (the runtime drops in-flight fetches at
-/// shutdown): the claim statement runs on its own task, so it finishes and commits even
-/// in session-free mode, where it runs inside a transaction that would otherwise roll
-/// back after concurrent fetches had skipped the instance as taken. Afterwards the lease
-/// is live and every visible message carries its token, counted once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_claim_survives_its_fetch_future_being_dropped() {
-    for polling in [PollingMode::SessionFree, PollingMode::Listen] {
-        let h = Harness::with_polling("dropped_fetch", polling, |_| {}).await;
-        let p = &h.provider;
-        h.slow_claim_instance("big").await;
-        let cut_short = tokio::time::timeout(
-            Duration::from_millis(20),
-            p.fetch_orchestration_item(LONG, Duration::ZERO, None),
+/// Hold `S.kv_store` in ACCESS EXCLUSIVE mode, so that a claim stops inside its statement
+/// after it took the lease row and tagged the messages (it reads the KV snapshot last).
+async fn stall_claims(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let admin = common::admin_pool().await;
+    let mut lock = admin.begin().await.unwrap();
+    sqlx::query(&h.sql("LOCK TABLE S.kv_store IN ACCESS EXCLUSIVE MODE"))
+        .persistent(false)
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    lock
+}
+
+async fn claim_is_waiting_on_lock(h: &Harness) -> bool {
+    let admin = common::admin_pool().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let mut tx = admin.begin().await.unwrap();
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE '%claim_orchestration%'
+               AND pid <> pg_backend_pid()
+               AND EXISTS (SELECT 1 FROM pg_locks AS l
+                           WHERE l.pid = pg_stat_activity.pid AND NOT l.granted
+                             AND l.relation = $1::regclass)",
         )
-        .await;
-        assert!(
-            cut_short.is_err(),
-            "{polling:?}: the fetch should still be loading history when dropped"
-        );
-        let consistent = h.sql(
-            "SELECT (l.lock_token IS NOT NULL AND l.locked_until > clock_timestamp()
-                     AND NOT EXISTS (SELECT 1 FROM S.orchestrator_queue AS q
-                                     WHERE q.instance_id = l.instance_id
-                                       AND (q.lock_token IS DISTINCT FROM l.lock_token
-                                            OR q.attempt_count <> 1)))::int::float8
-             FROM S.instance_leases AS l WHERE l.instance_id = $1",
-        );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut committed = false;
-        while Instant::now() < deadline && !committed {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let mut tx = p.pool().begin().await.unwrap();
-            let v: f64 = sqlx::query_scalar(&consistent)
-                .persistent(false)
-                .bind("big")
-                .fetch_one(&mut *tx)
-                .await
-                .unwrap();
-            tx.commit().await.unwrap();
-            committed = v == 1.0;
+        .persistent(false)
+        .bind(h.sql("S.kv_store"))
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        if waiting > 0 {
+            return true;
         }
-        assert!(
-            committed,
-            "{polling:?}: the dropped fetch's claim never committed (lease and messages untouched)"
-        );
-        // The lease is live: nobody else gets the instance.
-        assert!(
-            p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Start a fetch, let its claim stall inside the claim statement (after it took the lease
+/// row), and cancel the fetch there. Returns the transaction holding the stall.
+async fn cancel_a_stalled_fetch(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let lock = stall_claims(h).await;
+    let fetch = tokio::spawn({
+        let p = Arc::clone(&h.provider);
+        async move { p.fetch_orchestration_item(LONG, Duration::ZERO, None).await }
+    });
+    assert!(
+        claim_is_waiting_on_lock(h).await,
+        "the claim never reached the stalled KV read"
+    );
+    fetch.abort();
+    assert!(fetch.await.unwrap_err().is_cancelled());
+    lock
+}
+
+/// The instance's lease and messages are as if never claimed: no token anywhere, no
+/// attempt counted.
+async fn untouched(h: &Harness, instance: &str) -> bool {
+    let admin = common::admin_pool().await;
+    let mut tx = admin.begin().await.unwrap();
+    let clean: bool = sqlx::query_scalar(&h.sql(
+        "SELECT (SELECT l.lock_token IS NULL AND l.attempt_count = 0
+                 FROM S.instance_leases AS l WHERE l.instance_id = $1)
+            AND NOT EXISTS (SELECT 1 FROM S.orchestrator_queue AS q
+                            WHERE q.instance_id = $1
+                              AND (q.lock_token IS NOT NULL OR q.attempt_count <> 0))",
+    ))
+    .persistent(false)
+    .bind(instance)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    clean
+}
+
+/// A claim whose fetch is cancelled is given back whole (the runtime cancels in-flight
+/// fetches when it shuts down). The claim statement runs on its own task, so it is never
+/// cut off half-way (in session-free mode it runs inside a transaction, which would
+/// otherwise roll back after concurrent fetches had skipped the instance as taken); once
+/// it commits with nobody left to receive the item, the lease is released and the
+/// messages get their attempt back. Without the give-back the instance stayed leased to
+/// nobody for the whole lock timeout, one attempt closer to poison.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_fetch_is_cancelled_is_given_back_whole() {
+    for polling in [PollingMode::SessionFree, PollingMode::Listen] {
+        let h = Harness::with_polling("cancelled_fetch", polling, |_| {}).await;
+        let p = &h.provider;
+        h.create_instance("inst").await;
+        p.enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: "inst".into(),
+                name: "go".into(),
+                data: "1".into(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+        let lock = cancel_a_stalled_fetch(&h).await;
+        lock.commit().await.unwrap();
+
+        // The claim now commits with nobody to receive it, and is given back: the next
+        // fetch gets the instance at once (not after the 30 s lease), at attempt 1.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let got = loop {
+            if let Some(got) = p
+                .fetch_orchestration_item(LONG, Duration::ZERO, None)
                 .await
                 .unwrap()
-                .is_none()
+            {
+                break got;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{polling:?}: the cancelled fetch's claim was not given back (instance still leased)"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(got.0.instance, "inst");
+        assert_eq!(
+            got.2, 1,
+            "{polling:?}: the given-back claim still counted an attempt"
         );
+        assert_eq!(got.0.messages.len(), 1);
         h.drop().await;
     }
+}
+
+/// `close()` (what the Node binding calls after the runtime shut down) waits for a claim
+/// still in flight and gives it back before closing the pool, so a runtime's shutdown
+/// leaves no instance leased to nobody. Seen before the fix: a claim started by a
+/// dispatcher just before shutdown committed after it, holding a fresh instance for 5 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_gives_back_a_claim_still_in_flight() {
+    let h = Harness::new("close_in_flight", |_| {}).await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("fresh"), None)
+        .await
+        .unwrap();
+    let lock = cancel_a_stalled_fetch(&h).await;
+    let close = tokio::spawn({
+        let p = Arc::clone(p);
+        async move { p.close().await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !close.is_finished(),
+        "close() did not wait for the claim in flight"
+    );
+    lock.commit().await.unwrap();
+    close.await.unwrap();
+    assert!(
+        untouched(&h, "fresh").await,
+        "the claim in flight at close() was left holding the instance"
+    );
+    common::drop_schema(&h.schema).await;
 }
 
 /// Invariant 2 (one stamp per claim): 16 connections call the claim function directly and
