@@ -236,11 +236,15 @@ impl NativeClient {
         timeout_ms: u32,
     ) -> napi::Result<NativeStatus> {
         let c = self.inner.clone();
+        let pg = self.pg.clone();
+        let timeout = Duration::from_millis(timeout_ms.into());
         guard(async move {
-            c.wait_for_orchestration(&instance_id, Duration::from_millis(timeout_ms.into()))
-                .await
-                .map(status_to_js)
-                .map_err(client_error)
+            // On PostgreSQL woken by the execution-end notification instead of polling.
+            let status = match pg {
+                Some(pg) => pg.wait_for_orchestration(&c, &instance_id, timeout).await,
+                None => c.wait_for_orchestration(&instance_id, timeout).await,
+            };
+            status.map(status_to_js).map_err(client_error)
         })
         .await
     }

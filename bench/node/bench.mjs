@@ -178,6 +178,35 @@ async function dropSchema(databaseUrl, schema) {
   }
 }
 
+/**
+ * The database's own counters of work done (all sessions): committed and rolled-back
+ * transactions, rows inserted, updated and deleted. Read after the run's connections are
+ * closed (a backend reports its counts when it exits) and before its schema is dropped.
+ */
+async function databaseWork(databaseUrl) {
+  const { Client: PgClient } = require('pg')
+  const c = new PgClient({ connectionString: databaseUrl })
+  await c.connect()
+  try {
+    const { rows } = await c.query(
+      `SELECT (xact_commit + xact_rollback)::float8 AS transactions,
+              (tup_inserted + tup_updated + tup_deleted)::float8 AS rows_written
+       FROM pg_stat_database WHERE datname = current_database()`,
+    )
+    return rows[0]
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+/** Work per completed instance between two `databaseWork` readings (the reading's own few transactions included). */
+async function workPerCompletion(databaseUrl, before, completed) {
+  await new Promise((r) => setTimeout(r, 700)) // let the closed connections' backends exit and report
+  const after = await databaseWork(databaseUrl)
+  const per = (k) => (completed > 0 ? Math.round(((after[k] - before[k]) / completed) * 10) / 10 : null)
+  return { transactions_per_completion: per('transactions'), rows_written_per_completion: per('rows_written') }
+}
+
 async function databaseInfo(databaseUrl) {
   const { Client: PgClient } = require('pg')
   const c = new PgClient({ connectionString: databaseUrl })
@@ -207,7 +236,7 @@ function loadavg() {
 // ---------------------------------------------------------------------------------------
 
 /** The Rust baseline, as a child process; resolves its JSON summary. */
-function runRust(a, bin, dispatchers) {
+async function runRust(a, bin, dispatchers) {
   const schema = uniqueSchema(`rs${dispatchers}`)
   const args = [
     '--schema', schema,
@@ -220,6 +249,7 @@ function runRust(a, bin, dispatchers) {
     '--max-attempts', String(MAX_ATTEMPTS),
     '--log-level', LOG_LEVEL,
   ]
+  const before = await databaseWork(a.databaseUrl)
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
       env: { ...process.env, STEADFAST_BENCH_DATABASE_URL: a.databaseUrl },
@@ -228,15 +258,19 @@ function runRust(a, bin, dispatchers) {
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.on('error', reject)
-    child.on('exit', (code, signal) => {
-      dropSchema(a.databaseUrl, schema).then(() => {
-        if (code !== 0) return reject(new Error(`rust baseline exited with ${code ?? signal}`))
-        try {
-          resolve(JSON.parse(out.trim().split('\n').pop()))
-        } catch (e) {
-          reject(new Error(`rust baseline printed no JSON: ${e.message}`))
-        }
-      })
+    child.on('exit', async (code, signal) => {
+      let result = null
+      let error = null
+      try {
+        if (code !== 0) throw new Error(`rust baseline exited with ${code ?? signal}`)
+        result = JSON.parse(out.trim().split('\n').pop())
+        result.database = await workPerCompletion(a.databaseUrl, before, result.completed_total)
+      } catch (e) {
+        error = e.message.startsWith('rust baseline') ? e : new Error(`rust baseline printed no JSON: ${e.message}`)
+      }
+      await dropSchema(a.databaseUrl, schema)
+      if (error) reject(error)
+      else resolve(result)
     })
   })
 }
@@ -257,9 +291,11 @@ async function runNode(a, steadfast, dispatchers) {
     return yield ctx.scheduleActivity('Noop', input)
   })
   const client = new Client(provider)
+  const before = await databaseWork(a.databaseUrl)
+  let result
   try {
     await rt.start()
-    const result = await closedLoop({
+    result = await closedLoop({
       label: `node x${dispatchers}`,
       inFlight: a.inFlight,
       warmupS: a.warmupS,
@@ -272,12 +308,13 @@ async function runNode(a, steadfast, dispatchers) {
         if (s.status !== 'Completed') throw new Error(`${id}: ${s.status} ${s.error ?? ''}`)
       },
     })
-    return { implementation: 'node', dispatchers, ...result }
   } finally {
     await rt.shutdown(1000).catch(() => {})
     await provider.close().catch(() => {})
+    if (result) result.database = await workPerCompletion(a.databaseUrl, before, result.completed_total)
     await dropSchema(a.databaseUrl, schema)
   }
+  return { implementation: 'node', dispatchers, ...result }
 }
 
 /** DBOS Transact: a one-step workflow, started and awaited by the same closed loop. */
@@ -296,9 +333,12 @@ async function runDbos(a) {
   const trivial = DBOS.registerWorkflow(async (input) => DBOS.runStep(() => noop(input), { name: 'noop' }), {
     name: 'trivial',
   })
+  let result
+  let before
   try {
     await DBOS.launch()
-    const result = await closedLoop({
+    before = await databaseWork(a.databaseUrl)
+    result = await closedLoop({
       label: 'dbos',
       inFlight: a.inFlight,
       warmupS: a.warmupS,
@@ -310,15 +350,16 @@ async function runDbos(a) {
         await handle.getResult()
       },
     })
-    return {
-      implementation: 'dbos',
-      sdk_version: JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', '@dbos-inc', 'dbos-sdk', 'package.json'), 'utf8')).version,
-      system_database_pool_size: poolSize,
-      ...result,
-    }
   } finally {
     await DBOS.shutdown().catch(() => {})
+    if (result) result.database = await workPerCompletion(a.databaseUrl, before, result.completed_total)
     await dropSchema(a.databaseUrl, schema)
+  }
+  return {
+    implementation: 'dbos',
+    sdk_version: JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', '@dbos-inc', 'dbos-sdk', 'package.json'), 'utf8')).version,
+    system_database_pool_size: poolSize,
+    ...result,
   }
 }
 

@@ -221,17 +221,25 @@ pub async fn admin_pool(env: &Env) -> Result<sqlx::PgPool> {
         .context("connect to the database")
 }
 
+/// Drop a run's schema. Retried a few times: worker processes that are still stopping can
+/// make the drop fail with a deadlock (seen with duroxide-pg's 8 × 4 livelock run).
 pub async fn drop_schema(env: &Env, schema: &str) {
-    match admin_pool(env).await {
-        Ok(pool) => {
-            let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-            if let Err(e) = sqlx::query(&sql).execute(&pool).await {
-                progress(&format!("warning: could not drop schema {schema}: {e}"));
+    let pool = match admin_pool(env).await {
+        Ok(pool) => pool,
+        Err(e) => return progress(&format!("warning: could not drop schema {schema}: {e}")),
+    };
+    let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+    for attempt in 1..=5 {
+        match sqlx::query(&sql).execute(&pool).await {
+            Ok(_) => break,
+            Err(e) if attempt < 5 => {
+                progress(&format!("dropping schema {schema} failed ({e}); retrying"));
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             }
-            pool.close().await;
+            Err(e) => progress(&format!("warning: could not drop schema {schema}: {e}")),
         }
-        Err(e) => progress(&format!("warning: could not drop schema {schema}: {e}")),
     }
+    pool.close().await;
 }
 
 /// Close a provider and drop its schema.

@@ -220,6 +220,23 @@ impl PostgresProvider {
     }
 }
 
+impl PostgresProvider {
+    /// History of the instance's latest execution, in one statement (status reads call
+    /// this on every check, and a concurrent continue-as-new cannot split the answer).
+    pub(crate) async fn read_latest_execution(
+        &self,
+        instance: &str,
+        operation: &str,
+    ) -> Result<Vec<Event>, ProviderError> {
+        let rows = self
+            .query(&self.admin_q.admin_history_latest)
+            .bind(instance)
+            .fetch_all_on(self, operation)
+            .await?;
+        decode_history(rows, instance, operation)
+    }
+}
+
 #[async_trait::async_trait]
 impl ProviderAdmin for PostgresProvider {
     async fn list_instances(&self) -> Result<Vec<String>, ProviderError> {
@@ -267,13 +284,7 @@ impl ProviderAdmin for PostgresProvider {
     }
 
     async fn read_history(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        const OP: &str = "read_history";
-        let rows = self
-            .query(&self.admin_q.admin_history_latest)
-            .bind(instance)
-            .fetch_all_on(self, OP)
-            .await?;
-        decode_history(rows, instance, OP)
+        self.read_latest_execution(instance, "read_history").await
     }
 
     async fn latest_execution_id(&self, instance: &str) -> Result<u64, ProviderError> {

@@ -41,6 +41,7 @@ mod schema;
 mod token;
 mod transient;
 mod turn;
+mod wait;
 mod worker;
 
 pub use dead_letters::{DeadLetter, DeadLetterFilter};

@@ -36,10 +36,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "give_back",
         sql: include_str!("../migrations/0004_give_back.sql"),
     },
+    Migration {
+        version: 5,
+        name: "execution_end_notify",
+        sql: include_str!("../migrations/0005_execution_end_notify.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 crate::queries::named_queries!(struct MigrateQueries {
     migrate_lock,

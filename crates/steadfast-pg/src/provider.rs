@@ -40,13 +40,15 @@ pub struct PostgresProvider {
     signal: Option<EnqueueSignal>,
 }
 
-/// Enqueue wake-ups from the LISTEN task, one `Notify` per queue. Each notification
+/// Wake-ups from the LISTEN task. Enqueues: one `Notify` per queue; each notification
 /// (one per enqueueing statement) wakes one idle fetch of its queue, which passes the
 /// wake on when it claims something (the statement may have enqueued more); a reconnect,
-/// which may have lost notifications, wakes every idle fetch.
+/// which may have lost notifications, wakes every idle fetch. Ended executions: the
+/// instance id (cut to 1000 characters) on `ended`, or "" after a reconnect.
 struct EnqueueSignal {
     orchestrator: Arc<Notify>,
     worker: Arc<Notify>,
+    ended: broadcast::Sender<Arc<str>>,
     listener: JoinHandle<()>,
 }
 
@@ -162,26 +164,37 @@ impl PostgresProvider {
             .fetch_one(pool)
             .await
             .map_err(|e| SetupError::Connect(e.to_string()))?;
+        // Must match notify_execution_ended() (migration 0005).
+        let ended_channel = format!("{channel}_end");
         let mut listener = PgListener::connect_with(pool)
             .await
             .map_err(|e| SetupError::Connect(e.to_string()))?;
         listener
-            .listen(&channel)
+            .listen_all([channel.as_str(), ended_channel.as_str()])
             .await
             .map_err(|e| SetupError::Connect(e.to_string()))?;
         let orchestrator = Arc::new(Notify::new());
         let worker = Arc::new(Notify::new());
-        let (o, w) = (Arc::clone(&orchestrator), Arc::clone(&worker));
+        let (ended, _) = broadcast::channel(1024);
+        let (o, w, e) = (
+            Arc::clone(&orchestrator),
+            Arc::clone(&worker),
+            ended.clone(),
+        );
         let task = tokio::spawn(async move {
             loop {
                 // PgListener reconnects by itself: `Ok(None)` or an error means
                 // notifications may have been lost.
                 match listener.try_recv().await {
+                    Ok(Some(n)) if n.channel() == ended_channel => {
+                        let _ = e.send(Arc::from(n.payload()));
+                    }
                     Ok(Some(n)) if n.payload() == "o" => o.notify_one(),
                     Ok(Some(n)) if n.payload() == "w" => w.notify_one(),
                     result => {
                         o.notify_waiters();
                         w.notify_waiters();
+                        let _ = e.send(Arc::from(""));
                         if let Err(e) = result {
                             tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
                             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -193,6 +206,7 @@ impl PostgresProvider {
         Ok(EnqueueSignal {
             orchestrator,
             worker,
+            ended,
             listener: task,
         })
     }
@@ -234,6 +248,12 @@ impl PostgresProvider {
 
     pub(crate) fn session_free(&self) -> bool {
         self.signal.is_none()
+    }
+
+    /// Instance ids whose execution just ended (cut to 1000 characters; "" when
+    /// notifications may have been lost). None in session-free mode.
+    pub(crate) fn ended_executions(&self) -> Option<broadcast::Receiver<Arc<str>>> {
+        self.signal.as_ref().map(|s| s.ended.subscribe())
     }
 
     /// The enqueue wake-up of `queue` (None in session-free mode).

@@ -65,8 +65,7 @@ impl Provider for PostgresProvider {
     }
 
     async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        let execution_id = self.latest_execution(instance, "read").await?;
-        self.read_execution(instance, execution_id, "read").await
+        self.read_latest_execution(instance, "read").await
     }
 
     async fn read_with_execution(

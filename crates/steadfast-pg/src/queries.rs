@@ -65,7 +65,6 @@ named_queries!(pub(crate) struct Queries {
     dead_letter_take,
     dead_letters_purge,
     // reads
-    latest_execution_id,
     custom_status_get,
     kv_get,
     kv_get_all,

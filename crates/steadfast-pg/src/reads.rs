@@ -11,19 +11,6 @@ use crate::provider::PostgresProvider;
 use crate::run::{RunQuery, RunScalar};
 
 impl PostgresProvider {
-    pub(crate) async fn latest_execution(
-        &self,
-        instance: &str,
-        operation: &str,
-    ) -> Result<u64, ProviderError> {
-        let id: i64 = self
-            .scalar(&self.q.latest_execution_id)
-            .bind(instance)
-            .fetch_one_on(self, operation)
-            .await?;
-        Ok(id as u64)
-    }
-
     /// Events of one execution; an undecodable event is an error, never skipped.
     pub(crate) async fn read_execution(
         &self,

@@ -1482,3 +1482,144 @@ async fn one_enqueue_notification_fans_out_over_idle_fetches() {
     assert_eq!(got, ["c1", "c2", "c3"]);
     h.drop().await;
 }
+
+/// How a test client waits for an orchestration.
+#[derive(Clone, Copy, Debug)]
+enum Wait {
+    /// `PostgresProvider::wait_for_orchestration`: woken by the execution-end notification.
+    Notified,
+    /// duroxide's `Client::wait_for_orchestration`: polls the status with backoff.
+    Polling,
+}
+
+/// Reads of `S.history` (each status read is one) while a client waits 1.5 s for an
+/// instance that completes 1.2 s into the wait. Measured from the server's table counters,
+/// which an idle backend reports within a second.
+async fn history_reads_while_waiting(wait: Wait) -> i64 {
+    let h = Harness::new("wait_end", |_| {}).await;
+    let p = &h.provider;
+    let waiter = common::provider_with(common::options(&h.schema, PollingMode::Listen)).await;
+    let client = duroxide::Client::new(waiter.clone());
+    p.enqueue_for_orchestrator(start("w"), None).await.unwrap();
+    let (_, token, _) = h.fetch_only("w").await;
+    let history_reads = h.sql(
+        "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::float8 FROM pg_stat_user_tables
+         WHERE schemaname = $1 AND relname = 'history'",
+    );
+    let reads = || async {
+        let admin = common::admin_pool().await;
+        let n: f64 = sqlx::query_scalar(&history_reads)
+            .persistent(false)
+            .bind(&h.schema)
+            .fetch_one(&admin)
+            .await
+            .unwrap();
+        n as i64
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = reads().await;
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move {
+            let started = Instant::now();
+            let status = match wait {
+                Wait::Notified => {
+                    waiter
+                        .wait_for_orchestration(&client, "w", Duration::from_secs(30))
+                        .await
+                }
+                Wait::Polling => {
+                    client
+                        .wait_for_orchestration("w", Duration::from_secs(30))
+                        .await
+                }
+            };
+            (status.unwrap(), started.elapsed())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let completed = Event::with_event_id(
+        2,
+        "w",
+        1,
+        None,
+        EventKind::OrchestrationCompleted {
+            output: "\"done\"".into(),
+        },
+    );
+    p.ack_orchestration_item(
+        &token,
+        1,
+        vec![started_event("w"), completed],
+        vec![],
+        vec![],
+        ExecutionMetadata {
+            status: Some("Completed".into()),
+            output: Some("\"done\"".into()),
+            ..running_metadata()
+        },
+        vec![],
+    )
+    .await
+    .unwrap();
+    let (status, took) = waiting.await.unwrap();
+    assert!(
+        matches!(status, duroxide::OrchestrationStatus::Completed { ref output, .. } if output == "\"done\""),
+        "{wait:?}: {status:?}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "{wait:?}: the wait took {took:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let n = reads().await - before;
+    waiter.close().await;
+    h.drop().await;
+    n
+}
+
+/// Waiting for an orchestration on PostgreSQL is woken by the execution-end notification
+/// (migration 0005), not by polling: over the same 1.2 s wait the status is read a few
+/// times (first read, the 1 s backstop, the wake), where duroxide's polling wait reads it
+/// every 5–100 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_an_orchestration_is_woken_by_its_end_not_by_polling() {
+    let notified = history_reads_while_waiting(Wait::Notified).await;
+    let polling = history_reads_while_waiting(Wait::Polling).await;
+    println!("history reads during the wait: notified {notified}, polling {polling}");
+    assert!(
+        notified <= 5,
+        "the notified wait read the status {notified} times"
+    );
+    assert!(
+        polling >= 2 * notified,
+        "polling ({polling}) should read far more than the notified wait ({notified})"
+    );
+}
+
+/// The notified wait keeps duroxide's contract for the rest: a timeout is
+/// `ClientError::Timeout` after about the timeout, an unknown instance is waited for, and
+/// without LISTEN (session-free mode) it falls back to polling and still sees the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notified_wait_times_out_like_duroxides() {
+    for polling in [PollingMode::Listen, PollingMode::SessionFree] {
+        let h = Harness::with_polling("wait_timeout", polling, |_| {}).await;
+        let client = duroxide::Client::new(h.provider.clone());
+        let t = Instant::now();
+        let got = h
+            .provider
+            .wait_for_orchestration(&client, "never", Duration::from_millis(300))
+            .await;
+        assert!(
+            matches!(got, Err(duroxide::ClientError::Timeout)),
+            "{polling:?}: {got:?}"
+        );
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{polling:?}: {:?}",
+            t.elapsed()
+        );
+        h.drop().await;
+    }
+}

@@ -8,8 +8,9 @@
 //! maxAttempts, logLevel })`: the client uses the provider's pool; the runtime opens its own
 //! pool with the same options plus `claim.max_attempts = maxAttempts`; every other runtime
 //! option keeps duroxide's default. Completions are observed the same way too: each of the
-//! `in_flight` loops starts an instance and waits for it with `Client::wait_for_orchestration`
-//! (what `client.waitForOrchestration` calls).
+//! `in_flight` loops starts an instance and waits for it with steadfast-pg's
+//! `PostgresProvider::wait_for_orchestration` (what `client.waitForOrchestration` calls on
+//! PostgreSQL: woken by the execution-end notification, not polling).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -149,6 +150,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
     let mut loops = tokio::task::JoinSet::new();
     for lane in 0..a.in_flight {
         let (client, samples, running) = (client.clone(), samples.clone(), running.clone());
+        let waiter = client_provider.clone();
         loops.spawn(async move {
             let mut n = 0u64;
             while running() {
@@ -160,8 +162,8 @@ async fn run(a: Args) -> Result<serde_json::Value> {
                     .await
                     .is_ok()
                     && matches!(
-                        client
-                            .wait_for_orchestration(&id, Duration::from_secs(60))
+                        waiter
+                            .wait_for_orchestration(&client, &id, Duration::from_secs(60))
                             .await,
                         Ok(OrchestrationStatus::Completed { .. })
                     );

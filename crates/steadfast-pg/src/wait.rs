@@ -1,0 +1,78 @@
+//! Waiting for an orchestration to end, woken by the database instead of polling.
+//!
+//! duroxide's `Client::wait_for_orchestration` reads the status (three statements on this
+//! provider) after 5, 10, 20, 40, 80 and then every 100 ms; with many clients waiting that
+//! is most of the database's work (measured in `bench/node`: ~24 of the 32 transactions
+//! of a one-activity orchestration). Here the status is read once, and again only when
+//! the execution-end notification (migration 0005) names the instance, when the listen
+//! connection reconnected, or after `RECHECK` at the latest.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use duroxide::{Client, ClientError, OrchestrationStatus};
+use tokio::sync::broadcast::{Receiver, error::RecvError};
+
+use crate::provider::PostgresProvider;
+
+/// The longest a waiter goes without reading the status: a backstop, since the listener
+/// reports every reconnect (after which notifications may have been lost).
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// How much of an instance id the notification carries (see migration 0005).
+const PAYLOAD_CHARS: usize = 1000;
+
+impl PostgresProvider {
+    /// Wait until `instance` has completed or failed, as
+    /// `duroxide::Client::wait_for_orchestration` does (same results, same
+    /// `ClientError::Timeout`), but woken by the execution-end notification instead of
+    /// polling. `client` must be on this provider's database and schema. Without LISTEN
+    /// ([`PollingMode::SessionFree`](crate::PollingMode)) this is duroxide's polling wait.
+    pub async fn wait_for_orchestration(
+        &self,
+        client: &Client,
+        instance: &str,
+        timeout: Duration,
+    ) -> Result<OrchestrationStatus, ClientError> {
+        // Subscribed before the first read, so an end committed after that read is heard.
+        let Some(mut ended) = self.ended_executions() else {
+            return client.wait_for_orchestration(instance, timeout).await;
+        };
+        let deadline = Instant::now() + timeout;
+        let key: String = instance.chars().take(PAYLOAD_CHARS).collect();
+        loop {
+            let status = client.get_orchestration_status(instance).await?;
+            if matches!(
+                status,
+                OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
+            ) {
+                return Ok(status);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(ClientError::Timeout);
+            }
+            wait_for_end(&mut ended, &key, (now + RECHECK).min(deadline)).await;
+        }
+    }
+}
+
+/// Until an end notification names `key` (or may have been lost), or `until`.
+async fn wait_for_end(ended: &mut Receiver<Arc<str>>, key: &str, until: Instant) {
+    let timer = tokio::time::sleep_until(until.into());
+    tokio::pin!(timer);
+    loop {
+        tokio::select! {
+            _ = &mut timer => return,
+            got = ended.recv() => match got {
+                Ok(id) if id.is_empty() || &*id == key => return,
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => return,
+                Err(RecvError::Closed) => {
+                    (&mut timer).await;
+                    return;
+                }
+            },
+        }
+    }
+}
