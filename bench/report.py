@@ -434,6 +434,13 @@ def section_ceiling(c):
     return "\n".join(out) + "\n"
 
 
+def work(run):
+    """Transactions / rows written per completed instance, as bench/node records them."""
+    d = (run or {}).get("database") or {}
+    t, w = d.get("transactions_per_completion"), d.get("rows_written_per_completion")
+    return "–" if t is None else f"{num(t, 1)} / {num(w, 1)}"
+
+
 def section_node(n, rel):
     if not n:
         return (
@@ -467,14 +474,22 @@ def section_node(n, rel):
             pct(r.get("overhead")),
             f"{num(get(r, 'rust', 'latency_ms', 'p50'), 1)} / {num(get(r, 'rust', 'latency_ms', 'p99'), 1)}",
             f"{num(get(r, 'node', 'latency_ms', 'p50'), 1)} / {num(get(r, 'node', 'latency_ms', 'p99'), 1)}",
+            work(r.get("rust")),
+            work(r.get("node")),
             f"{r.get('load_average_before')} → {r.get('load_average_after')}",
         ])
     out.append(table(
         ["dispatchers", "Rust orch/s", "Node orch/s", "Node / Rust", "overhead", "Rust latency p50 / p99 (ms)",
-         "Node latency p50 / p99 (ms)", "load average"],
+         "Node latency p50 / p99 (ms)", "Rust: transactions / rows written per orch.",
+         "Node: transactions / rows written per orch.", "load average"],
         rows,
     ))
-    out.append("\nOverhead = (Rust − Node) / Rust orchestrations/s at the same dispatcher count.\n")
+    out.append(
+        "\nOverhead = (Rust − Node) / Rust orchestrations/s at the same dispatcher count. Transactions and rows "
+        "written per completed orchestration: the deltas of `pg_stat_database` (`xact_commit + xact_rollback`, "
+        "`tup_inserted + tup_updated + tup_deleted`, every session of the database) over the run, divided by the "
+        "orchestrations completed in it (warm-up included; the last instances in flight add up to ~3 %).\n"
+    )
     peer = n.get("peer")
     out.append("## 6. Peer: DBOS Transact for TypeScript\n")
     if not peer:
@@ -489,13 +504,16 @@ def section_node(n, rel):
         "(the two steadfast pools together). DBOS runs workflows in the calling process, so it has no dispatcher "
         "count; it is compared with steadfast's best.\n"
     )
+    best_node = max(n.get("overhead", []), key=lambda r: get(r, "node", "orchestrations_per_s") or 0, default=None)
     out.append(table(
-        ["", "workflows (orchestrations)/s", "latency p50 / p99 (ms)", "steadfast / DBOS"],
+        ["", "workflows (orchestrations)/s", "latency p50 / p99 (ms)", "steadfast / DBOS",
+         "transactions / rows written per workflow"],
         [
             ["DBOS", num(peer.get("orchestrations_per_s")),
-             f"{num(get(peer, 'latency_ms', 'p50'), 1)} / {num(get(peer, 'latency_ms', 'p99'), 1)}", "1.00×"],
-            ["steadfast through Node (best)", num(sm.get("node_best_orchestrations_per_s")), "", times(sm.get("node_best_over_dbos"))],
-            ["steadfast in Rust (best)", num(sm.get("rust_best_orchestrations_per_s")), "", times(sm.get("rust_best_over_dbos"))],
+             f"{num(get(peer, 'latency_ms', 'p50'), 1)} / {num(get(peer, 'latency_ms', 'p99'), 1)}", "1.00×", work(peer)],
+            ["steadfast through Node (best)", num(sm.get("node_best_orchestrations_per_s")), "", times(sm.get("node_best_over_dbos")),
+             work(best_node.get("node")) if best_node else "–"],
+            ["steadfast in Rust (best)", num(sm.get("rust_best_orchestrations_per_s")), "", times(sm.get("rust_best_over_dbos")), ""],
         ],
     ))
     return "\n".join(out) + "\n"

@@ -416,7 +416,7 @@ async function main() {
       in_flight: a.inFlight,
       warmup_s: a.warmupS,
       window_s: a.windowS,
-      completion: 'each loop starts an instance and awaits it (client.waitForOrchestration / Client::wait_for_orchestration / handle.getResult)',
+      completion: 'each loop starts an instance and awaits it (client.waitForOrchestration / PostgresProvider::wait_for_orchestration, both woken by the execution-end notification / handle.getResult)',
       runtime_options: { orchestrationConcurrency: 'N', workerConcurrency: 'N', maxAttempts: MAX_ATTEMPTS, logLevel: LOG_LEVEL },
       pool_per_steadfast_pool: a.pool,
     },
