@@ -33,7 +33,7 @@ function register(rt, flakyAttempts) {
     ctx.traceWarn('warn from an activity')
     ctx.traceError('error from an activity')
     ctx.traceDebug('debug from an activity')
-    return { tag: ctx.tag, cancelled: ctx.isCancelled(), seenByClient: (await ctx.getClient().getStatus(ctx.instanceId)).status }
+    return { tag: ctx.tag(), cancelled: ctx.isCancelled(), seenByClient: (await ctx.getClient().getStatus(ctx.instanceId)).status }
   })
 
   rt.registerOrchestration('Sessions', function* (ctx) {

@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     yield ctx.continueAsNewVersioned(input, '2.0.0')
   })
   rt.registerActivity('Tagged', async (ctx) => {
-    const tag: string | null = ctx.tag
+    const tag: string | null = ctx.tag()
     const session: string | null = ctx.sessionId
     ctx.traceWarn(`${tag} ${session}`)
     return ctx.isCancelled()

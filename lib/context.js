@@ -398,6 +398,7 @@ class OrchestrationContext {
 class ActivityContext {
   #native
   #id
+  #tag
 
   constructor(nativeRuntime, info) {
     this.#native = nativeRuntime
@@ -409,8 +410,13 @@ class ActivityContext {
     /** @readonly */ this.activityName = info.activityName
     /** @readonly */ this.workerId = info.workerId
     /** @readonly */ this.sessionId = info.sessionId ?? null
-    /** @readonly */ this.tag = info.tag ?? null
+    this.#tag = info.tag ?? null
     Object.freeze(this)
+  }
+
+  /** The activity's worker tag (`withTag` / `{ tag }`), or null. A method, as in duroxide-node. */
+  tag() {
+    return this.#tag
   }
 
   traceInfo(message) {

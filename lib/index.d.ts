@@ -621,7 +621,8 @@ export class ActivityContext {
   readonly activityName: string
   readonly workerId: string
   readonly sessionId: string | null
-  readonly tag: string | null
+  /** The activity's worker tag (`withTag` / `{ tag }`), or null. */
+  tag(): string | null
   /** Log through duroxide's tracing (target `duroxide::activity`). Ignored after the activity returned. */
   traceInfo(message: string): void
   traceWarn(message: string): void
