@@ -14,7 +14,7 @@ use std::sync::Arc;
 use sqlx::PgPool;
 use tokio_util::task::TaskTracker;
 
-use crate::error::db_error;
+use crate::run::run_standalone;
 
 const OP: &str = "give_back_claim";
 
@@ -63,20 +63,7 @@ impl GiveBack {
         let query = sqlx::query_scalar::<_, bool>(&self.sql)
             .persistent(!self.session_free)
             .bind(token);
-        if self.session_free {
-            let mut tx = self.pool.begin().await.map_err(|e| db_error(OP, e))?;
-            let done = query
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(|e| db_error(OP, e))?;
-            tx.commit().await.map_err(|e| db_error(OP, e))?;
-            Ok(done)
-        } else {
-            query
-                .fetch_one(&self.pool)
-                .await
-                .map_err(|e| db_error(OP, e))
-        }
+        run_standalone!(&self.pool, self.session_free, OP, |e| query.fetch_one(e))
     }
 }
 

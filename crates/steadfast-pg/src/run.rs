@@ -14,28 +14,39 @@ use sqlx::{Decode, Postgres, Type};
 use duroxide::providers::ProviderError;
 use tokio::sync::oneshot;
 
-use crate::error::db_error;
 use crate::provider::PostgresProvider;
 
 /// A statement with bound parameters, as `PostgresProvider::query` makes them.
 pub(crate) type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
 
+/// Run `$body` (a statement on the executor `$exec`) standalone; evaluates to a
+/// `Result<_, ProviderError>`. With a provider, its pool and mode; or with a pool and
+/// whether it is session-free, for code that has no provider at hand (detached tasks).
 macro_rules! run_standalone {
-    ($p:expr, $op:expr, |$exec:ident| $body:expr) => {{
-        if $p.session_free() {
-            let mut tx = $p.pool.begin().await.map_err(|e| db_error($op, e))?;
+    ($p:expr, $op:expr, |$exec:ident| $body:expr) => {
+        $crate::run::run_standalone!(&$p.pool, $p.session_free(), $op, |$exec| $body)
+    };
+    ($pool:expr, $session_free:expr, $op:expr, |$exec:ident| $body:expr) => {{
+        if $session_free {
+            let mut tx = $pool
+                .begin()
+                .await
+                .map_err(|e| $crate::error::db_error($op, e))?;
             let out = {
                 let $exec = &mut *tx;
-                $body.await.map_err(|e| db_error($op, e))?
+                $body.await.map_err(|e| $crate::error::db_error($op, e))?
             };
-            tx.commit().await.map_err(|e| db_error($op, e))?;
+            tx.commit()
+                .await
+                .map_err(|e| $crate::error::db_error($op, e))?;
             Ok(out)
         } else {
-            let $exec = &$p.pool;
-            $body.await.map_err(|e| db_error($op, e))
+            let $exec = $pool;
+            $body.await.map_err(|e| $crate::error::db_error($op, e))
         }
     }};
 }
+pub(crate) use run_standalone;
 
 pub(crate) trait RunQuery<'q> {
     fn fetch_all_on<'a>(
@@ -198,17 +209,7 @@ impl PostgresProvider {
         self.in_flight.spawn(async move {
             let run = async {
                 let query = sqlx::query_with(&sql, args).persistent(!session_free);
-                let row = if session_free {
-                    let mut tx = pool.begin().await.map_err(|e| db_error(op, e))?;
-                    let row = query
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(|e| db_error(op, e))?;
-                    tx.commit().await.map_err(|e| db_error(op, e))?;
-                    row
-                } else {
-                    query.fetch_one(&pool).await.map_err(|e| db_error(op, e))?
-                };
+                let row: PgRow = run_standalone!(&pool, session_free, op, |e| query.fetch_one(e))?;
                 let settled = settle(&row);
                 Ok((row, settled))
             };
