@@ -18,7 +18,7 @@ use duroxide::providers::{
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 
-use crate::error::{codec_error, db_error};
+use crate::error::db_error;
 use crate::provider::PostgresProvider;
 use crate::run::{RunQuery, RunScalar};
 
@@ -26,8 +26,6 @@ crate::queries::named_queries!(pub(crate) struct AdminQueries {
     admin_list_instances,
     admin_list_instances_by_status,
     admin_list_executions,
-    admin_history,
-    admin_history_latest,
     admin_latest_execution_id,
     admin_instance_info,
     admin_execution_info,
@@ -109,27 +107,6 @@ fn strings(rows: Vec<PgRow>, operation: &str) -> Result<Vec<String>, ProviderErr
                 .map_err(|e| db_error(operation, e))
         })
         .collect()
-}
-
-/// Decode history rows; an undecodable event is a permanent error, never skipped.
-fn decode_history(
-    rows: Vec<PgRow>,
-    instance: &str,
-    operation: &str,
-) -> Result<Vec<Event>, ProviderError> {
-    let mut events = Vec::with_capacity(rows.len());
-    for (position, row) in rows.iter().enumerate() {
-        let text: String = row.try_get(0).map_err(|e| db_error(operation, e))?;
-        let event = serde_json::from_str::<Event>(&text).map_err(|e| {
-            codec_error(
-                operation,
-                &format!("history event at position {position} of instance {instance}"),
-                e,
-            )
-        })?;
-        events.push(event);
-    }
-    Ok(events)
 }
 
 fn add_deleted(total: &mut DeleteInstanceResult, part: &DeleteInstanceResult) {
@@ -220,23 +197,6 @@ impl PostgresProvider {
     }
 }
 
-impl PostgresProvider {
-    /// History of the instance's latest execution, in one statement (status reads call
-    /// this on every check, and a concurrent continue-as-new cannot split the answer).
-    pub(crate) async fn read_latest_execution(
-        &self,
-        instance: &str,
-        operation: &str,
-    ) -> Result<Vec<Event>, ProviderError> {
-        let rows = self
-            .query(&self.admin_q.admin_history_latest)
-            .bind(instance)
-            .fetch_all_on(self, operation)
-            .await?;
-        decode_history(rows, instance, operation)
-    }
-}
-
 #[async_trait::async_trait]
 impl ProviderAdmin for PostgresProvider {
     async fn list_instances(&self) -> Result<Vec<String>, ProviderError> {
@@ -273,14 +233,8 @@ impl ProviderAdmin for PostgresProvider {
         instance: &str,
         execution_id: u64,
     ) -> Result<Vec<Event>, ProviderError> {
-        const OP: &str = "read_history_with_execution_id";
-        let rows = self
-            .query(&self.admin_q.admin_history)
-            .bind(instance)
-            .bind(execution_param(execution_id))
-            .fetch_all_on(self, OP)
-            .await?;
-        decode_history(rows, instance, OP)
+        self.read_execution(instance, execution_id, "read_history_with_execution_id")
+            .await
     }
 
     async fn read_history(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {

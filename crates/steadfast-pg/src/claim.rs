@@ -23,6 +23,7 @@ use crate::error::db_error;
 use crate::orchestration::{millis, start_of};
 use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
+use crate::reads::decode_history;
 use crate::run::RunScalar;
 use crate::token::new_nonce;
 
@@ -99,26 +100,6 @@ fn decode_messages(row: &PgRow) -> ClaimedMessages {
         }
     }
     out
-}
-
-/// Decode one execution's history; the error is reported to the runtime through
-/// `history_error` so its poison path can end the instance.
-pub(crate) fn decode_history(
-    texts: &[String],
-    instance: &str,
-    execution_id: u64,
-) -> Result<Vec<Event>, String> {
-    texts
-        .iter()
-        .enumerate()
-        .map(|(position, text)| {
-            serde_json::from_str::<Event>(text).map_err(|e| {
-                format!(
-                    "failed to deserialize history event at position {position} of instance '{instance}' execution {execution_id}: {e}"
-                )
-            })
-        })
-        .collect()
 }
 
 fn decode_kv(row: &PgRow) -> HashMap<String, KvEntry> {

@@ -30,6 +30,7 @@ named_queries!(pub(crate) struct Queries {
     orch_next_visible,
     orch_instance_load,
     history_load,
+    history_load_latest,
     // orchestrator queue: ack, abandon, renew
     orch_lease_lock_by_token,
     orch_lease_attempts_by_token,

@@ -10,6 +10,27 @@ use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
 use crate::run::{RunQuery, RunScalar};
 
+/// Decode one execution's history; an undecodable event is an error, never skipped. The
+/// claim reports it to the runtime through `history_error`, so its poison path can end the
+/// instance; the reads return it as a permanent error.
+pub(crate) fn decode_history(
+    texts: &[String],
+    instance: &str,
+    execution_id: u64,
+) -> Result<Vec<Event>, String> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(position, text)| {
+            serde_json::from_str::<Event>(text).map_err(|e| {
+                format!(
+                    "failed to deserialize history event at position {position} of instance '{instance}' execution {execution_id}: {e}"
+                )
+            })
+        })
+        .collect()
+}
+
 impl PostgresProvider {
     /// Events of one execution; an undecodable event is an error, never skipped.
     pub(crate) async fn read_execution(
@@ -18,24 +39,41 @@ impl PostgresProvider {
         execution_id: u64,
         operation: &str,
     ) -> Result<Vec<Event>, ProviderError> {
-        let rows = self
-            .query(&self.q.history_load)
+        let texts: Vec<String> = self
+            .scalar(&self.q.history_load)
             .bind(instance)
-            .bind(execution_id as i64)
+            .bind(i64::try_from(execution_id).unwrap_or(i64::MAX))
             .fetch_all_on(self, operation)
             .await?;
-        rows.iter()
-            .enumerate()
-            .map(|(position, row)| {
-                serde_json::from_str::<Event>(row.get::<&str, _>(0)).map_err(|e| {
-                    codec_error(
-                        operation,
-                        &format!("history event at position {position} of '{instance}' execution {execution_id}"),
-                        e,
-                    )
-                })
-            })
-            .collect()
+        decode_history(&texts, instance, execution_id)
+            .map_err(|message| ProviderError::permanent(operation, message))
+    }
+
+    /// Events of the instance's latest execution, in one statement (a status read does
+    /// this on every check).
+    pub(crate) async fn read_latest_execution(
+        &self,
+        instance: &str,
+        operation: &str,
+    ) -> Result<Vec<Event>, ProviderError> {
+        let rows = self
+            .query(&self.q.history_load_latest)
+            .bind(instance)
+            .fetch_all_on(self, operation)
+            .await?;
+        let execution_id = match rows.first() {
+            Some(row) => row
+                .try_get::<i64, _>(0)
+                .map_err(|e| db_error(operation, e))?,
+            None => return Ok(Vec::new()),
+        };
+        let texts = rows
+            .iter()
+            .map(|row| row.try_get::<String, _>(1))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| db_error(operation, e))?;
+        decode_history(&texts, instance, execution_id.max(0) as u64)
+            .map_err(|message| ProviderError::permanent(operation, message))
     }
 
     pub(crate) async fn append_events(
