@@ -235,6 +235,11 @@ function loadavg() {
 // The three implementations of one run
 // ---------------------------------------------------------------------------------------
 
+/** The closed loop of one Node-side run, with the run's timing (the same for every implementation). */
+function closedLoopOf(a, label, once) {
+  return closedLoop({ label, inFlight: a.inFlight, warmupS: a.warmupS, windowS: a.windowS, untilFirstS: a.untilFirstS, progress, once })
+}
+
 /** The Rust baseline, as a child process; resolves its JSON summary. */
 async function runRust(a, bin, dispatchers) {
   const schema = uniqueSchema(`rs${dispatchers}`)
@@ -295,18 +300,10 @@ async function runNode(a, steadfast, dispatchers) {
   let result
   try {
     await rt.start()
-    result = await closedLoop({
-      label: `node x${dispatchers}`,
-      inFlight: a.inFlight,
-      warmupS: a.warmupS,
-      windowS: a.windowS,
-      untilFirstS: a.untilFirstS,
-      progress,
-      once: async (id) => {
-        await client.startOrchestration(id, 'Trivial', 'x')
-        const s = await client.waitForOrchestration(id, 60_000)
-        if (s.status !== 'Completed') throw new Error(`${id}: ${s.status} ${s.error ?? ''}`)
-      },
+    result = await closedLoopOf(a, `node x${dispatchers}`, async (id) => {
+      await client.startOrchestration(id, 'Trivial', 'x')
+      const s = await client.waitForOrchestration(id, 60_000)
+      if (s.status !== 'Completed') throw new Error(`${id}: ${s.status} ${s.error ?? ''}`)
     })
   } finally {
     await rt.shutdown(1000).catch(() => {})
@@ -338,17 +335,9 @@ async function runDbos(a) {
   try {
     await DBOS.launch()
     before = await databaseWork(a.databaseUrl)
-    result = await closedLoop({
-      label: 'dbos',
-      inFlight: a.inFlight,
-      warmupS: a.warmupS,
-      windowS: a.windowS,
-      untilFirstS: a.untilFirstS,
-      progress,
-      once: async (id) => {
-        const handle = await DBOS.startWorkflow(trivial, { workflowID: id })('x')
-        await handle.getResult()
-      },
+    result = await closedLoopOf(a, 'dbos', async (id) => {
+      const handle = await DBOS.startWorkflow(trivial, { workflowID: id })('x')
+      await handle.getResult()
     })
   } finally {
     await DBOS.shutdown().catch(() => {})
