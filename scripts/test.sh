@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Build everything and run all tests. Exits non-zero on the first failure.
 #
-# The PostgreSQL tests connect to STEADFAST_TEST_DATABASE_URL
-# (default postgres://postgres@127.0.0.1:5432/test). Extra arguments are passed
-# to `cargo test` before `--`, e.g. `./scripts/test.sh -p steadfast-pg`.
+# Sets the machine up first (scripts/machine-setup.sh): missing system packages and
+# node_modules are installed, PostgreSQL (STEADFAST_TEST_DATABASE_URL if it answers, else
+# 127.0.0.1:5432, else a throwaway cluster) and a PgBouncer in front of it are started.
+# Extra arguments are passed to `cargo test` before `--`, e.g. `./scripts/test.sh -p steadfast-pg`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-export STEADFAST_TEST_DATABASE_URL="${STEADFAST_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+# Packages, PostgreSQL and PgBouncer: installed or started here when missing (see the script).
+# shellcheck source=scripts/machine-setup.sh
+source scripts/machine-setup.sh
+trap cleanup_test_machine EXIT
+prepare_test_machine
 
 echo "==> cargo build --workspace --all-targets"
 cargo build --workspace --all-targets
