@@ -294,6 +294,7 @@ export interface NativeRuntimeOptions {
   redeliveryBackoffCapMs?: number
   redeliveryBackoffJitter?: number
   longPollRecheckMs?: number
+  orphanTimeoutMs?: number
 }
 
 /** Status of an instance. `output` is JSON text (parsed by the JS layer). */

@@ -28,7 +28,7 @@ const PAYLOAD_KEYS = ['kind', 'queue', 'instanceId', 'executionId', 'attemptCoun
 function record(rt) {
   const typed = []
   const union = []
-  for (const kind of ['poisoned', 'poisonLost', 'poisonCommittedWithoutLease', 'attemptCeilingEnforced', 'ackRejected', 'claimExhausted', 'diagnosticsLagged']) {
+  for (const kind of ['poisoned', 'poisonLost', 'poisonCommittedWithoutLease', 'attemptCeilingEnforced', 'ackRejected', 'claimExhausted', 'messagesOrphaned', 'diagnosticsLagged']) {
     rt.on(kind, (d) => typed.push(d))
   }
   rt.on('diagnostic', (d) => union.push(d))

@@ -25,7 +25,7 @@ declare function use(...values: unknown[]): void
 
 async function main(): Promise<void> {
   const provider = Math.random() > 0.5 ? await SqliteProvider.inMemory() : await PostgresProvider.connectWithOptions({ url: 'postgres://u@h/db', schema: 'app', polling: 'sessionFree' })
-  const options: RuntimeOptions = { maxAttempts: 3, workerTagFilter: { tags: ['gpu'] }, fetchFanout: 4, logFormat: 'json' }
+  const options: RuntimeOptions = { maxAttempts: 3, workerTagFilter: { tags: ['gpu'] }, fetchFanout: 4, orphanTimeoutMs: 60_000, logFormat: 'json' }
   const rt = new Runtime(provider, options)
   rt.registerActivity('Add', async (ctx, input: { a: number; b: number }) => {
     ctx.traceInfo(`adding for ${ctx.instanceId}`)
@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     return ctx.isCancelled()
   })
   rt.on('poisoned', (d) => use(d.instanceId, d.attemptCount, d.kind === 'poisoned'))
+  rt.on('messagesOrphaned', (d) => use(d.instanceId, d.messageKind, d.kind === 'messagesOrphaned'))
   rt.on('diagnostic', (d: Diagnostic) => {
     if (d.kind === 'poisonLost') use(d.reason)
   })

@@ -731,6 +731,13 @@ export interface RuntimeOptions {
   redeliveryBackoffJitter?: number
   /** Longest sleep of a long-polling fetch between checks, 10–60000. Default 250. */
   longPollRecheckMs?: number
+  /**
+   * How long a message to an instance that nothing has started (a mistyped id, an event raised
+   * before its start, a completion for a deleted instance) waits for that start, from when it
+   * became visible, 1–2592000000 (30 days). Such messages never hold up other work; past this they
+   * move to the dead-letter store with reason `orphaned` and a `messagesOrphaned` event. Default 300000.
+   */
+  orphanTimeoutMs?: number
 }
 
 /** Counters since start. */
@@ -779,6 +786,8 @@ interface DiagnosticBase {
  * - `attemptCeilingEnforced`: (PostgreSQL) the claim stopped a message past `maxAttempts + 1` and dead-lettered it.
  * - `ackRejected`: (PostgreSQL) an ordinary ack was refused because its lock token is dead.
  * - `claimExhausted`: (PostgreSQL) a fetch used up its tries or time.
+ * - `messagesOrphaned`: (PostgreSQL) messages to an instance that nothing started waited `orphanTimeoutMs`
+ *   and were moved to the dead-letter store with reason `orphaned` (one event per instance).
  * - `diagnosticsLagged`: diagnostics were dropped because listeners fell behind.
  */
 export type Diagnostic =
@@ -788,6 +797,7 @@ export type Diagnostic =
   | (DiagnosticBase & { kind: 'attemptCeilingEnforced' })
   | (DiagnosticBase & { kind: 'ackRejected' })
   | (DiagnosticBase & { kind: 'claimExhausted' })
+  | (DiagnosticBase & { kind: 'messagesOrphaned' })
   | (DiagnosticBase & { kind: 'diagnosticsLagged' })
 
 export type DiagnosticKind = Diagnostic['kind']

@@ -44,6 +44,7 @@ const RUNTIME_FIELDS = {
   redeliveryBackoffCapMs: { kind: 'int', min: 0, max: 3_600_000, default: 30_000 },
   redeliveryBackoffJitter: { kind: 'number', min: 0, max: 1, default: 0.2 },
   longPollRecheckMs: { kind: 'int', min: 10, max: 60_000, default: 250 },
+  orphanTimeoutMs: { kind: 'int', min: 1, max: 30 * DAY_MS, default: 300_000 },
 }
 
 const POSTGRES_FIELDS = {

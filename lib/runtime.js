@@ -19,6 +19,7 @@ const DIAGNOSTIC_KINDS = new Set([
   'attemptCeilingEnforced',
   'ackRejected',
   'claimExhausted',
+  'messagesOrphaned',
   'diagnosticsLagged',
 ])
 

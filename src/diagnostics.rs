@@ -36,7 +36,7 @@ pub(crate) type DiagnosticCallback = ThreadsafeFunction<String, (), String, Stat
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DiagnosticEvent {
     /// `poisoned`, `poisonLost`, `poisonCommittedWithoutLease`, `attemptCeilingEnforced`,
-    /// `ackRejected`, `claimExhausted` or `diagnosticsLagged`.
+    /// `ackRejected`, `claimExhausted`, `messagesOrphaned` or `diagnosticsLagged`.
     pub kind: &'static str,
     /// `orchestrator` or `worker`.
     pub queue: &'static str,
@@ -68,6 +68,7 @@ impl DiagnosticEvent {
             DiagnosticKind::AttemptCeilingEnforced => "attemptCeilingEnforced",
             DiagnosticKind::ClaimExhausted => "claimExhausted",
             DiagnosticKind::AckRejected => "ackRejected",
+            DiagnosticKind::MessagesOrphaned => "messagesOrphaned",
         };
         Self {
             kind,

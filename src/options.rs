@@ -52,6 +52,7 @@ pub struct NativeRuntimeOptions {
     pub redelivery_backoff_cap_ms: Option<u32>,
     pub redelivery_backoff_jitter: Option<f64>,
     pub long_poll_recheck_ms: Option<u32>,
+    pub orphan_timeout_ms: Option<u32>,
 }
 
 /// Claim options to merge into a PostgreSQL provider's options for the runtime's own pool.
@@ -64,6 +65,7 @@ pub(crate) struct ClaimOverrides {
     pub backoff_cap: Option<Duration>,
     pub backoff_jitter: Option<f64>,
     pub long_poll_recheck: Option<Duration>,
+    pub orphan_timeout: Option<Duration>,
     /// Always the runtime's `max_attempts`.
     pub max_attempts: u32,
 }
@@ -91,6 +93,9 @@ impl ClaimOverrides {
         }
         if let Some(v) = self.long_poll_recheck {
             c.long_poll_recheck = v;
+        }
+        if let Some(v) = self.orphan_timeout {
+            c.orphan_timeout = v;
         }
         c.max_attempts = Some(self.max_attempts);
     }
@@ -241,6 +246,7 @@ pub(crate) fn build(o: &NativeRuntimeOptions) -> Result<(RuntimeOptions, ClaimOv
         backoff_cap: o.redelivery_backoff_cap_ms.map(ms),
         backoff_jitter: o.redelivery_backoff_jitter,
         long_poll_recheck: o.long_poll_recheck_ms.map(ms),
+        orphan_timeout: o.orphan_timeout_ms.map(ms),
         max_attempts: r.max_attempts,
     };
     Ok((r, claim))

@@ -1,5 +1,5 @@
 //! The orchestrator queue's claim (fetch): one autocommit call of the server-side function
-//! `claim_orchestration` (migration 0002), which picks candidates in fan-out order, takes
+//! `claim_orchestration` (`functions/claim_orchestration.sql`), which picks candidates in fan-out order, takes
 //! a lease row with `FOR UPDATE SKIP LOCKED`, tags and counts the instance's visible
 //! messages, reads its metadata, history and KV snapshot, and stamps the lease last.
 //!
@@ -228,6 +228,8 @@ impl PostgresProvider {
         lock_timeout: Duration,
         bounds: VersionBounds,
     ) -> Result<ClaimOutcome<FetchedItem>, ProviderError> {
+        // Every claim round, so that a long-polling fetch sweeps while it waits too.
+        self.sweep_orphans_if_due();
         // A settled claim removed or gave back what it took, so the next call moves on;
         // the bound only keeps a pathological queue from holding a dispatcher here.
         for _ in 0..self.options.claim.max_claim_attempts {
@@ -257,9 +259,9 @@ impl PostgresProvider {
             .await?;
         let outcome: String = row.get("outcome");
         let tries = row.get::<i32, _>("tries").max(0) as u32;
-        let dropped: i32 = row.get("dropped_messages");
-        if dropped > 0 {
-            tracing::warn!(target: "steadfast_pg", count = dropped, "dropped queue messages sent to an instance that was never started");
+        let parked: i32 = row.get("parked_instances");
+        if parked > 0 {
+            tracing::warn!(target: "steadfast_pg", count = parked, "instances whose start is gone: their messages now wait for a start");
         }
         let guard = match (outcome.as_str(), guard) {
             ("claimed", Some(guard)) => guard,

@@ -23,7 +23,8 @@ pub struct DeadLetter {
     /// How many times the message had been handed out.
     pub attempt_count: u32,
     pub max_attempts: Option<u32>,
-    /// `poison`, `attempt_ceiling` or `undecodable`.
+    /// `poison`, `attempt_ceiling`, `undecodable` or `orphaned` (an orchestrator message
+    /// to an instance that nothing started within `ClaimOptions::orphan_timeout`).
     pub reason: String,
     pub error: Option<String>,
     /// The original serialized work item.

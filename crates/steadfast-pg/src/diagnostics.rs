@@ -44,6 +44,11 @@ pub enum DiagnosticKind {
     ClaimExhausted,
     /// An ordinary ack (or renewal/abandon) was refused because its lock token is dead.
     AckRejected,
+    /// Orchestrator messages to an instance that nothing started waited
+    /// `ClaimOptions::orphan_timeout` and were moved to the dead-letter table (reason
+    /// `orphaned`). One per instance; `message_kind` lists the work-item kinds moved and
+    /// `reason` their number.
+    MessagesOrphaned,
 }
 
 impl DiagnosticKind {
@@ -57,6 +62,7 @@ impl DiagnosticKind {
             DiagnosticKind::AttemptCeilingEnforced => "steadfast.attempt_ceiling_enforced",
             DiagnosticKind::ClaimExhausted => "steadfast.claim_exhausted",
             DiagnosticKind::AckRejected => "steadfast.ack_rejected",
+            DiagnosticKind::MessagesOrphaned => "steadfast.messages_orphaned",
         }
     }
 }

@@ -19,6 +19,9 @@
 //! 8. **Nothing lost:** poisoned messages go to a dead-letter table.
 //! 9. **Typed diagnostics** on a broadcast channel and in `tracing` (`event` field).
 //! 10. **Long polling** with `LISTEN/NOTIFY`, or a session-free mode for PgBouncer.
+//! 11. **Only runnable instances are claim candidates.** Messages to an instance nothing
+//!     has started never cost a claim; after `ClaimOptions::orphan_timeout` they are
+//!     dead-lettered as `orphaned` with a `MessagesOrphaned` diagnostic.
 
 mod admin;
 mod claim;
@@ -30,6 +33,7 @@ mod give_back;
 mod migrate;
 mod options;
 mod orchestration;
+mod orphans;
 mod poison;
 mod polling;
 mod provider;

@@ -1,8 +1,10 @@
-//! Versioned, embedded migrations. Each runs once, in order, inside one transaction that
-//! holds a per-schema advisory lock, so any number of processes may start at once.
-//! An applied migration whose text changed is an error, never silently re-run.
-//! No statement here is prepared by name, so migrations also run through a
-//! transaction-mode pooler.
+//! Versioned, embedded migrations, then server-side functions. Migrations change schema
+//! only; each runs once, in order, and an applied migration whose text changed is an
+//! error, never silently re-run. Functions live one per file in `functions/` and are
+//! (re)installed, in the order of [`FUNCTIONS`], whenever their text differs from the
+//! version recorded in `schema_functions`. Everything runs inside one transaction that
+//! holds a per-schema advisory lock, so any number of processes may start at once. No
+//! statement here is prepared by name, so this also runs through a transaction-mode pooler.
 
 use sqlx::{Executor, PgPool, Row};
 
@@ -41,16 +43,41 @@ const MIGRATIONS: &[Migration] = &[
         name: "execution_end_notify",
         sql: include_str!("../migrations/0005_execution_end_notify.sql"),
     },
+    Migration {
+        version: 6,
+        name: "runnable_instances",
+        sql: include_str!("../migrations/0006_runnable_instances.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
+
+/// Server-side functions, each `functions/<name>.sql`, in the order they are installed
+/// (an SQL-language function's body is checked against those installed before it).
+/// Functions defined by migrations 0002 to 0005 and not listed here are as those left them.
+const FUNCTIONS: &[(&str, &str)] = &[
+    (
+        "starts_instance",
+        include_str!("../functions/starts_instance.sql"),
+    ),
+    (
+        "enqueue_orchestrator",
+        include_str!("../functions/enqueue_orchestrator.sql"),
+    ),
+    (
+        "claim_orchestration",
+        include_str!("../functions/claim_orchestration.sql"),
+    ),
+];
 
 crate::queries::named_queries!(struct MigrateQueries {
     migrate_lock,
     migrate_bootstrap,
     migrate_applied,
     migrate_record,
+    migrate_functions_applied,
+    migrate_function_record,
 });
 
 fn checksum(text: &str) -> String {
@@ -132,6 +159,47 @@ pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Resu
             "schema {schema} is at version {v}, newer than this build supports ({SCHEMA_VERSION})"
         )));
     }
+    install_functions(&mut tx, &q, schema, apply).await?;
     tx.commit().await.map_err(fail)?;
+    Ok(())
+}
+
+async fn install_functions(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    q: &MigrateQueries,
+    schema: &SchemaName,
+    apply: bool,
+) -> Result<(), SetupError> {
+    let installed: Vec<(String, String)> = sqlx::query(&q.migrate_functions_applied)
+        .persistent(false)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(fail)?
+        .iter()
+        .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
+        .collect();
+    for (name, text) in FUNCTIONS {
+        let sum = checksum(text);
+        if installed.iter().any(|(n, c)| n == name && *c == sum) {
+            continue;
+        }
+        if !apply {
+            return Err(SetupError::Migration(format!(
+                "schema {schema} does not have this build's version of function {name} and run_migrations is false"
+            )));
+        }
+        (&mut **tx)
+            .execute(render_sql(text, schema).as_str())
+            .await
+            .map_err(|e| fail(format!("functions/{name}.sql: {e}")))?;
+        sqlx::query(&q.migrate_function_record)
+            .persistent(false)
+            .bind(*name)
+            .bind(&sum)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail)?;
+        tracing::info!(target: "steadfast_pg", schema = %schema, function = *name, "installed function");
+    }
     Ok(())
 }

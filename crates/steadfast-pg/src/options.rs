@@ -76,6 +76,13 @@ pub struct ClaimOptions {
     /// notification arrives (covers delayed visibility and expiring leases). Default 250 ms.
     /// Range 10 ms..=60 s.
     pub long_poll_recheck: Duration,
+    /// How long an orchestrator message to an instance that nothing has started (a
+    /// mistyped id, an event raised before its start, a completion for a deleted
+    /// instance) waits, from when it became visible, for a start of that instance. Such
+    /// messages are never claim candidates; past this they are moved to the dead-letter
+    /// table with reason `orphaned` and a `MessagesOrphaned` diagnostic. Default 5 min.
+    /// Range 1 ms..=30 days.
+    pub orphan_timeout: Duration,
 }
 
 impl Default for ClaimOptions {
@@ -87,6 +94,7 @@ impl Default for ClaimOptions {
             max_attempts: None,
             redelivery_backoff: RedeliveryBackoff::default(),
             long_poll_recheck: Duration::from_millis(250),
+            orphan_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -202,6 +210,12 @@ impl ProviderOptions {
             c.long_poll_recheck,
             ms(10),
             ms(60_000),
+        )?;
+        range_dur(
+            "claim.orphan_timeout",
+            c.orphan_timeout,
+            ms(1),
+            ms(30 * 86_400_000),
         )?;
         let b = &c.redelivery_backoff;
         range_dur(

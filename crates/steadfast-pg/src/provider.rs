@@ -20,6 +20,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticSink, QueueKind};
 use crate::error::{SetupError, db_error};
 use crate::give_back::GiveBack;
 use crate::options::{PollingMode, ProviderOptions};
+use crate::orphans::OrphanSweep;
 use crate::queries::Queries;
 use crate::schema::SchemaName;
 
@@ -37,6 +38,7 @@ pub struct PostgresProvider {
     pub(crate) give_back: GiveBack,
     /// Detached claim statements and give-backs: `close()` waits for them.
     pub(crate) in_flight: TaskTracker,
+    pub(crate) orphan_sweep: OrphanSweep,
     signal: Option<EnqueueSignal>,
 }
 
@@ -150,6 +152,7 @@ impl PostgresProvider {
             schema,
             options,
             diagnostics: DiagnosticSink::new(),
+            orphan_sweep: OrphanSweep::new(),
             signal,
         })
     }

@@ -28,6 +28,7 @@ named_queries!(pub(crate) struct Queries {
     orch_claim_give_back,
     orch_lease_restamp,
     orch_next_visible,
+    orch_orphans_dead_letter,
     orch_instance_load,
     history_load,
     history_load_latest,

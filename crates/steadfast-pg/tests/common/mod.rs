@@ -2,6 +2,8 @@
 //! postgres://postgres@127.0.0.1:5432/test), one fresh schema per test, dropped afterwards.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod harness;
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1,0 +1,196 @@
+-- The OUT columns changed in schema version 6 (dropped_messages became parked_instances).
+DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
+    text, float8, real, integer, integer, integer, float8, float8, float8,
+    boolean, integer[], integer[]);
+
+-- Claim one instance's visible orchestrator messages.
+--
+-- Candidates: the oldest ready messages (up to p_scan) whose instance is runnable
+-- (instance_leases.runnable_from, migration 0006: it was started, or its start is
+-- visible) and has no live lease (an expired one must also have served its backoff),
+-- limited to executions pinned inside the version range when p_filter is set. Their
+-- distinct instances, oldest first, are cut into blocks of p_fanout; the try order takes
+-- a random member of each block in turn (first the oldest block), so concurrent claims
+-- spread over young work
+-- instead of chasing the same rows. A round walks the whole list, then re-reads it: a
+-- candidate taken meanwhile fails its own try, and re-reading after every try or two
+-- would only spin over rows whose claims are still in flight.
+--
+-- Each try takes the lease row with FOR UPDATE SKIP LOCKED: a row held by another
+-- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
+-- (the clock re-read per try); the first try always happens.
+--
+-- On success the messages are tagged with the token 'sf1.<p_nonce>.<hex(instance)>'
+-- and their attempt counted, the instance's metadata, history and KV snapshot are read,
+-- and the lease is stamped LAST, once. Outcome: 'claimed', 'empty' or 'exhausted'.
+CREATE FUNCTION __SCHEMA__.claim_orchestration(
+    p_nonce text, p_lock_ms float8, p_jitter real,
+    p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
+    p_base_ms float8, p_cap_ms float8,
+    p_filter boolean, p_min integer[], p_max integer[],
+    OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text,
+    OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[],
+    OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean,
+    OUT history_events text[],
+    OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
+    OUT lease_ms float8, OUT parked_instances integer
+) LANGUAGE plpgsql AS $$
+DECLARE
+    v_started timestamptz := clock_timestamp();
+    v_candidates text[];
+    v_missing text[];
+    v_candidate text;
+BEGIN
+    tries := 0;
+    parked_instances := 0;
+    LOOP
+        WITH scanned AS (
+            SELECT q.instance_id,
+                   l.instance_id IS NULL AS lease_missing,
+                   row_number() OVER (ORDER BY q.visible_at, q.id) AS ord
+            FROM __SCHEMA__.orchestrator_queue AS q
+            LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = q.instance_id
+            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = q.instance_id
+            LEFT JOIN __SCHEMA__.executions AS e
+                   ON e.instance_id = q.instance_id AND e.execution_id = i.current_execution_id
+            WHERE q.visible_at <= clock_timestamp()
+              AND (l.instance_id IS NULL
+                   OR (l.runnable_from <= clock_timestamp()
+                       AND (l.lock_token IS NULL
+                            OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
+                                                        l.backoff_jitter, p_base_ms, p_cap_ms)
+                               <= clock_timestamp())))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
+            ORDER BY q.visible_at, q.id
+            LIMIT p_scan
+        ), instances_in_order AS (
+            SELECT s.instance_id,
+                   bool_or(s.lease_missing) AS lease_missing,
+                   row_number() OVER (ORDER BY min(s.ord)) - 1 AS pos
+            FROM scanned AS s
+            GROUP BY s.instance_id
+        ), try_order AS (
+            SELECT o.instance_id, o.lease_missing, o.pos / p_fanout AS block,
+                   row_number() OVER (PARTITION BY o.pos / p_fanout ORDER BY random()) AS turn
+            FROM instances_in_order AS o
+        )
+        SELECT array_agg(t.instance_id ORDER BY t.turn, t.block),
+               array_agg(t.instance_id ORDER BY t.instance_id) FILTER (WHERE t.lease_missing)
+        INTO v_candidates, v_missing
+        FROM try_order AS t;
+
+        IF v_candidates IS NULL THEN
+            outcome := 'empty';
+            RETURN;
+        END IF;
+        IF v_missing IS NOT NULL THEN
+            -- Only after an enqueue raced an instance deletion.
+            INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
+            SELECT m.instance_id,
+                   CASE WHEN EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i
+                                     WHERE i.instance_id = m.instance_id)
+                          OR EXISTS (SELECT 1 FROM __SCHEMA__.history AS h
+                                     WHERE h.instance_id = m.instance_id)
+                        THEN '-infinity'::timestamptz
+                        ELSE (SELECT min(q.visible_at) FROM __SCHEMA__.orchestrator_queue AS q
+                              WHERE q.instance_id = m.instance_id
+                                AND __SCHEMA__.starts_instance(q.work_item))
+                   END
+            FROM unnest(v_missing) AS m(instance_id)
+            ON CONFLICT (instance_id) DO NOTHING;
+        END IF;
+
+        FOREACH v_candidate IN ARRAY v_candidates LOOP
+            IF tries > 0 AND (tries >= p_max_tries
+                              OR clock_timestamp() - v_started
+                                 >= p_max_ms * interval '1 millisecond') THEN
+                outcome := 'exhausted';
+                RETURN;
+            END IF;
+            tries := tries + 1;
+
+            PERFORM 1
+            FROM __SCHEMA__.instance_leases AS l
+            WHERE l.instance_id = v_candidate
+              AND l.runnable_from <= clock_timestamp()
+              AND (l.lock_token IS NULL
+                   OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
+                                               l.backoff_jitter, p_base_ms, p_cap_ms)
+                      <= clock_timestamp())
+            FOR UPDATE SKIP LOCKED;
+            CONTINUE WHEN NOT FOUND;
+
+            token := 'sf1.' || p_nonce || '.' || encode(convert_to(v_candidate, 'UTF8'), 'hex');
+            -- Only the lease holder touches an instance's messages: this never waits.
+            WITH tagged AS (
+                UPDATE __SCHEMA__.orchestrator_queue AS q
+                SET lock_token = token, attempt_count = q.attempt_count + 1
+                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
+                RETURNING q.id, q.work_item, q.attempt_count
+            )
+            SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
+                   array_agg(t.attempt_count ORDER BY t.id)
+            INTO msg_ids, msg_items, msg_attempts
+            FROM tagged AS t;
+            CONTINUE WHEN msg_ids IS NULL;
+
+            claimed_instance := v_candidate;
+            SELECT i.orchestration_name, i.orchestration_version, i.current_execution_id
+            INTO orch_name, orch_version, exec_id
+            FROM __SCHEMA__.instances AS i
+            WHERE i.instance_id = v_candidate;
+            has_instance := FOUND;
+            IF NOT has_instance THEN
+                -- History written without instance metadata: the client recovers name
+                -- and version from the latest execution's start event.
+                SELECT COALESCE(max(e.execution_id), 1) INTO exec_id
+                FROM __SCHEMA__.executions AS e
+                WHERE e.instance_id = v_candidate;
+            END IF;
+            IF NOT has_instance
+               AND NOT EXISTS (SELECT 1 FROM __SCHEMA__.history AS h
+                               WHERE h.instance_id = v_candidate AND h.execution_id = exec_id
+                                 AND h.event_type = 'OrchestrationStarted')
+               AND NOT EXISTS (SELECT 1 FROM unnest(msg_items) AS m(item)
+                               WHERE __SCHEMA__.starts_instance(m.item)) THEN
+                -- Runnable, yet never started and nothing here starts it (its start was
+                -- dead-lettered, or acked without writing anything). Its messages are put
+                -- back untouched and wait for a start like those of an instance never
+                -- started: parked until a queued start, if any, becomes visible.
+                UPDATE __SCHEMA__.orchestrator_queue AS q
+                SET lock_token = NULL, attempt_count = q.attempt_count - 1
+                WHERE q.lock_token = token;
+                UPDATE __SCHEMA__.instance_leases AS l
+                SET runnable_from = (SELECT min(q.visible_at)
+                                     FROM __SCHEMA__.orchestrator_queue AS q
+                                     WHERE q.instance_id = v_candidate
+                                       AND __SCHEMA__.starts_instance(q.work_item))
+                WHERE l.instance_id = v_candidate;
+                parked_instances := parked_instances + 1;
+                claimed_instance := NULL;
+                token := NULL;
+                msg_ids := NULL;
+                msg_items := NULL;
+                msg_attempts := NULL;
+                CONTINUE;
+            END IF;
+            SELECT array_agg(h.event_data ORDER BY h.event_id) INTO history_events
+            FROM __SCHEMA__.history AS h
+            WHERE h.instance_id = v_candidate AND h.execution_id = exec_id;
+            SELECT array_agg(k.key), array_agg(k.value), array_agg(k.last_updated_at_ms)
+            INTO kv_keys, kv_values, kv_times
+            FROM __SCHEMA__.kv_store AS k
+            WHERE k.instance_id = v_candidate;
+
+            lease_ms := __SCHEMA__.stamp_lease(
+                v_candidate, token, p_lock_ms,
+                (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
+            outcome := 'claimed';
+            RETURN;
+        END LOOP;
+    END LOOP;
+END;
+$$;

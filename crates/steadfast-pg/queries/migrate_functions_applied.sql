@@ -1,0 +1,1 @@
+SELECT name, checksum FROM __SCHEMA__.schema_functions

@@ -1,0 +1,204 @@
+//! A provider on a fresh schema, with the work items and turns the provider tests build.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use duroxide::providers::{ExecutionMetadata, Provider, WorkItem};
+use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
+use steadfast_pg::{Diagnostic, PollingMode, PostgresProvider, ProviderOptions};
+use tokio::sync::broadcast;
+
+pub const LONG: Duration = Duration::from_secs(30);
+
+pub fn start(instance: &str) -> WorkItem {
+    WorkItem::StartOrchestration {
+        instance: instance.into(),
+        orchestration: "Orch".into(),
+        input: "{}".into(),
+        version: Some("1.0.0".into()),
+        parent_instance: None,
+        parent_id: None,
+        parent_execution_id: None,
+        execution_id: 1,
+    }
+}
+
+pub fn started_event(instance: &str) -> Event {
+    Event::with_event_id(
+        1,
+        instance,
+        1,
+        None,
+        EventKind::OrchestrationStarted {
+            name: "Orch".into(),
+            version: "1.0.0".into(),
+            input: "{}".into(),
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            carry_forward_events: None,
+            initial_custom_status: None,
+        },
+    )
+}
+
+pub fn running_metadata() -> ExecutionMetadata {
+    ExecutionMetadata {
+        orchestration_name: Some("Orch".into()),
+        orchestration_version: Some("1.0.0".into()),
+        ..Default::default()
+    }
+}
+
+/// A poison disposition exactly as the duroxide runtime builds it.
+pub fn poison_turn(
+    instance: &str,
+    event_id: u64,
+    attempt_count: u32,
+) -> (Vec<Event>, ExecutionMetadata) {
+    let details = ErrorDetails::Poison {
+        attempt_count,
+        max_attempts: 10,
+        message_type: PoisonMessageType::Orchestration {
+            instance: instance.into(),
+            execution_id: 1,
+        },
+        message: serde_json::to_string(&vec![start(instance)]).unwrap(),
+    };
+    let output = details.display_message();
+    (
+        vec![Event::with_event_id(
+            event_id,
+            instance,
+            1,
+            None,
+            EventKind::OrchestrationFailed { details },
+        )],
+        ExecutionMetadata {
+            status: Some("Failed".into()),
+            output: Some(output),
+            ..running_metadata()
+        },
+    )
+}
+
+pub struct Harness {
+    pub schema: String,
+    pub provider: Arc<PostgresProvider>,
+}
+
+impl Harness {
+    pub async fn new(label: &str, tune: impl FnOnce(&mut ProviderOptions)) -> Self {
+        Self::with_polling(label, PollingMode::Listen, tune).await
+    }
+
+    pub async fn with_polling(
+        label: &str,
+        polling: PollingMode,
+        tune: impl FnOnce(&mut ProviderOptions),
+    ) -> Self {
+        let schema = super::unique_schema(label);
+        let mut options = super::options(&schema, polling);
+        tune(&mut options);
+        let provider = super::provider_with(options).await;
+        Self { schema, provider }
+    }
+
+    /// Create a started instance (history + metadata) with no pending messages.
+    pub async fn create_instance(&self, instance: &str) {
+        let p = &self.provider;
+        p.enqueue_for_orchestrator(start(instance), None)
+            .await
+            .unwrap();
+        let (item, token, _) = self.fetch_only(instance).await;
+        assert_eq!(item.instance, instance);
+        self.ack_started(instance, &token).await;
+    }
+
+    /// Ack a claimed start with the instance's `OrchestrationStarted` and metadata.
+    pub async fn ack_started(&self, instance: &str, token: &str) {
+        self.provider
+            .ack_orchestration_item(
+                token,
+                1,
+                vec![started_event(instance)],
+                vec![],
+                vec![],
+                running_metadata(),
+                vec![],
+            )
+            .await
+            .unwrap();
+    }
+
+    pub async fn fetch_only(
+        &self,
+        instance: &str,
+    ) -> (duroxide::providers::OrchestrationItem, String, u32) {
+        let got = self
+            .provider
+            .fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("an item");
+        assert_eq!(got.0.instance, instance);
+        got
+    }
+
+    /// A started instance with 20 000 history events of ~200 bytes (4 MB) and one
+    /// pending event, so that claiming it takes a while.
+    pub async fn slow_claim_instance(&self, instance: &str) {
+        self.create_instance(instance).await;
+        let events: Vec<Event> = (2..=20_000u64)
+            .map(|id| {
+                Event::with_event_id(
+                    id,
+                    instance,
+                    1,
+                    None,
+                    EventKind::CustomStatusUpdated {
+                        status: Some("x".repeat(200)),
+                    },
+                )
+            })
+            .collect();
+        let p = &self.provider;
+        p.append_with_execution(instance, 1, events).await.unwrap();
+        p.enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: instance.into(),
+                name: "go".into(),
+                data: "1".into(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    }
+
+    pub fn sql(&self, sql: &str) -> String {
+        sql.replace("S.", &format!("\"{}\".", self.schema))
+    }
+
+    pub async fn sql_f64(&self, sql: &str, bind: &str) -> f64 {
+        sqlx::query_scalar::<_, f64>(&self.sql(sql))
+            .bind(bind)
+            .fetch_one(self.provider.pool())
+            .await
+            .unwrap()
+    }
+
+    pub async fn drop(self) {
+        self.provider.close().await;
+        super::drop_schema(&self.schema).await;
+    }
+}
+
+pub fn drain(rx: &mut broadcast::Receiver<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    while let Ok(d) = rx.try_recv() {
+        out.push(d);
+    }
+    out
+}
