@@ -5,7 +5,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 
 -- Claim one instance's visible orchestrator messages.
 --
--- Candidates: the oldest ready messages (up to p_scan) whose instance is runnable
+-- Candidates: the oldest ready messages (up to p_scan; waiting ones, see migration 0006,
+-- are not even in the ready index) whose instance is runnable
 -- (instance_leases.runnable_from, migration 0006: it was started, or its start is
 -- visible) and has no live lease (an expired one must also have served its backoff),
 -- limited to executions pinned inside the version range when p_filter is set. Their
@@ -20,9 +21,9 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
 -- (the clock re-read per try); the first try always happens.
 --
--- On success the messages are tagged with the token 'sf1.<p_nonce>.<hex(instance)>'
--- and their attempt counted, the instance's metadata, history and KV snapshot are read,
--- and the lease is stamped LAST, once. Outcome: 'claimed', 'empty' or 'exhausted'.
+-- On success the instance's visible messages (waiting ones included) are tagged with the
+-- token 'sf1.<p_nonce>.<hex(instance)>' and their attempt counted, the instance's
+-- metadata, history and KV snapshot are read, and the lease is stamped LAST, once. Outcome: 'claimed', 'empty' or 'exhausted'.
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -54,6 +55,7 @@ BEGIN
             LEFT JOIN __SCHEMA__.executions AS e
                    ON e.instance_id = q.instance_id AND e.execution_id = i.current_execution_id
             WHERE q.visible_at <= clock_timestamp()
+              AND NOT q.waiting
               AND (l.instance_id IS NULL
                    OR (l.runnable_from <= clock_timestamp()
                        AND (l.lock_token IS NULL
@@ -89,18 +91,17 @@ BEGIN
         IF v_missing IS NOT NULL THEN
             -- Only after an enqueue raced an instance deletion.
             INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
-            SELECT m.instance_id,
-                   CASE WHEN EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i
-                                     WHERE i.instance_id = m.instance_id)
-                          OR EXISTS (SELECT 1 FROM __SCHEMA__.history AS h
-                                     WHERE h.instance_id = m.instance_id)
-                        THEN '-infinity'::timestamptz
-                        ELSE (SELECT min(q.visible_at) FROM __SCHEMA__.orchestrator_queue AS q
-                              WHERE q.instance_id = m.instance_id
-                                AND __SCHEMA__.starts_instance(q.work_item))
-                   END
+            SELECT m.instance_id, __SCHEMA__.instance_runnable_from(m.instance_id)
             FROM unnest(v_missing) AS m(instance_id)
             ON CONFLICT (instance_id) DO NOTHING;
+            -- Their messages were ready when enqueued; those of an instance that is not
+            -- runnable now wait like any others (and reach the orphan sweep).
+            UPDATE __SCHEMA__.orchestrator_queue AS q
+            SET waiting = true
+            FROM __SCHEMA__.instance_leases AS l
+            WHERE q.instance_id = ANY (v_missing) AND l.instance_id = q.instance_id
+              AND q.lock_token IS NULL
+              AND NOT COALESCE(l.runnable_from <= q.visible_at, false);
         END IF;
 
         FOREACH v_candidate IN ARRAY v_candidates LOOP
@@ -127,7 +128,7 @@ BEGIN
             -- Only the lease holder touches an instance's messages: this never waits.
             WITH tagged AS (
                 UPDATE __SCHEMA__.orchestrator_queue AS q
-                SET lock_token = token, attempt_count = q.attempt_count + 1
+                SET lock_token = token, attempt_count = q.attempt_count + 1, waiting = false
                 WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
                 RETURNING q.id, q.work_item, q.attempt_count
             )
@@ -161,7 +162,7 @@ BEGIN
                 -- back untouched and wait for a start like those of an instance never
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE __SCHEMA__.orchestrator_queue AS q
-                SET lock_token = NULL, attempt_count = q.attempt_count - 1
+                SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
                 WHERE q.lock_token = token;
                 UPDATE __SCHEMA__.instance_leases AS l
                 SET runnable_from = (SELECT min(q.visible_at)

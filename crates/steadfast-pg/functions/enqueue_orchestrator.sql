@@ -5,9 +5,13 @@
 -- changed nor locked, so an ack enqueueing to its parent cannot deadlock with the
 -- parent's ack enqueueing to it). A start makes its instance runnable from the start's
 -- visibility on (instance_leases.runnable_from, migration 0006): only then, and only for
--- an instance not runnable earlier, is the existing row updated. Any other message
--- leaves runnable_from as it is, so a message to an instance nothing has started waits
--- for a start and never costs a claim.
+-- an instance not runnable earlier, is the existing row updated.
+--
+-- A message that becomes visible before its instance is runnable is stored as waiting:
+-- outside the claim's ready index, so it costs no claim (see migration 0006). A start
+-- committed concurrently, after this statement read runnable_from, leaves such a message
+-- waiting although its instance is runnable: the instance's next claim takes it along,
+-- and the orphan sweep makes it ready (functions/sweep_orphans.sql).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
 ) RETURNS void LANGUAGE sql AS $$
@@ -28,6 +32,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
         INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
         SELECT t.instance_id, t.first_start FROM targets AS t ORDER BY t.instance_id
         ON CONFLICT (instance_id) DO NOTHING
+        RETURNING instance_id, runnable_from
     ), started AS (
         UPDATE __SCHEMA__.instance_leases AS l
         SET runnable_from = t.first_start
@@ -35,9 +40,22 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
         WHERE l.instance_id = t.instance_id
           AND t.first_start IS NOT NULL
           AND (l.runnable_from IS NULL OR t.first_start < l.runnable_from)
+        RETURNING l.instance_id, l.runnable_from
+    ), runnable AS (
+        -- Each target's runnable_from once this statement is done (the plain read sees
+        -- the rows as they were before it).
+        SELECT t.instance_id,
+               COALESCE(s.runnable_from, c.runnable_from,
+                        (SELECT l.runnable_from FROM __SCHEMA__.instance_leases AS l
+                         WHERE l.instance_id = t.instance_id)) AS runnable_from
+        FROM targets AS t
+        LEFT JOIN created AS c ON c.instance_id = t.instance_id
+        LEFT JOIN started AS s ON s.instance_id = t.instance_id
     )
-    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at)
-    SELECT i.instance_id, i.work_item, i.visible_at
+    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, waiting)
+    SELECT i.instance_id, i.work_item, i.visible_at,
+           NOT COALESCE(r.runnable_from <= i.visible_at, false)
     FROM items AS i
+    JOIN runnable AS r ON r.instance_id = i.instance_id
     ORDER BY i.ord
 $$;

@@ -62,12 +62,20 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/starts_instance.sql"),
     ),
     (
+        "instance_runnable_from",
+        include_str!("../functions/instance_runnable_from.sql"),
+    ),
+    (
         "enqueue_orchestrator",
         include_str!("../functions/enqueue_orchestrator.sql"),
     ),
     (
         "claim_orchestration",
         include_str!("../functions/claim_orchestration.sql"),
+    ),
+    (
+        "sweep_orphans",
+        include_str!("../functions/sweep_orphans.sql"),
     ),
 ];
 

@@ -1,7 +1,9 @@
-//! Messages to instances that nothing started. They never cost a claim (the claim only
-//! considers runnable instances, see `functions/claim_orchestration.sql`); they wait
+//! Messages to instances that nothing started. They are stored as waiting, outside the
+//! claim's ready index (migration 0006), so they never cost a claim; they wait
 //! `ClaimOptions::orphan_timeout` for a start and are then moved to the dead-letter table
 //! with reason `orphaned`, one `MessagesOrphaned` diagnostic per instance. Never dropped.
+//! The same sweep makes ready a waiting message whose instance became runnable after its
+//! enqueue read otherwise (`functions/sweep_orphans.sql`).
 //!
 //! The sweep runs from the orchestrator claim (every round of a fetch, long-polling ones
 //! included, which recheck at least every `long_poll_recheck`), on a tracked task, at most
@@ -19,12 +21,12 @@ use crate::run::run_standalone;
 
 const OP: &str = "sweep_orphaned_messages";
 
-/// Waiting instances looked at per statement; a full batch is followed by another at once.
-const BATCH: i32 = 500;
+/// Waiting messages looked at per statement.
+const BATCH: i32 = 1000;
 /// Statements per sweep, so that one sweep of a flood stays short.
 const MAX_BATCHES: usize = 20;
 
-/// When the last sweep of this provider began.
+/// When the last sweep of this provider began (ms after the provider was created).
 pub(crate) struct OrphanSweep {
     epoch: Instant,
     last_ms: AtomicU64,
@@ -44,12 +46,13 @@ impl OrphanSweep {
         (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30))
     }
 
-    /// Whether a sweep is due now; if so, it is recorded as begun.
+    /// Whether a sweep is due now (one interval after the provider started, then after
+    /// each sweep began); if so, it is recorded as begun.
     fn due(&self, interval: Duration) -> bool {
-        let now = self.epoch.elapsed().as_millis() as u64 + 1;
+        let now = self.epoch.elapsed().as_millis() as u64;
         let last = self.last_ms.load(Ordering::Relaxed);
         let interval = interval.as_millis() as u64;
-        (last == 0 || now.saturating_sub(last) >= interval)
+        now.saturating_sub(last) >= interval
             && self
                 .last_ms
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
@@ -65,7 +68,7 @@ impl PostgresProvider {
             return;
         }
         let pool = self.pool.clone();
-        let sql = self.q.orch_orphans_dead_letter.clone();
+        let sql = self.q.orch_orphans_sweep.clone();
         let session_free = self.session_free();
         let diagnostics = self.diagnostics.clone();
         let timeout_ms = timeout.as_secs_f64() * 1000.0;
@@ -111,7 +114,9 @@ impl PostgresProvider {
                     }
                     diagnostics.emit(d);
                 }
-                if rows.len() < BATCH as usize {
+                // All of a full batch moved: older orphans may be left; go on.
+                let moved: i64 = rows.iter().map(|r| i64::from(r.get::<i32, _>("messages"))).sum();
+                if moved < i64::from(BATCH) {
                     return;
                 }
             }
@@ -143,6 +148,8 @@ mod tests {
     fn a_sweep_is_due_once_per_interval() {
         let s = OrphanSweep::new();
         let every = Duration::from_millis(200);
+        assert!(!s.due(every), "not right after start");
+        std::thread::sleep(Duration::from_millis(220));
         assert!(s.due(every));
         assert!(!s.due(every));
         std::thread::sleep(Duration::from_millis(220));

@@ -28,7 +28,7 @@ named_queries!(pub(crate) struct Queries {
     orch_claim_give_back,
     orch_lease_restamp,
     orch_next_visible,
-    orch_orphans_dead_letter,
+    orch_orphans_sweep,
     orch_instance_load,
     history_load,
     history_load_latest,

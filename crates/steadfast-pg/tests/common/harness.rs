@@ -177,6 +177,14 @@ impl Harness {
         .unwrap();
     }
 
+    /// Run one statement on an admin connection (`S.` is this schema), as another client
+    /// of the database would.
+    pub async fn exec(&self, sql: &str, bind: Option<&str>) {
+        let admin = super::admin_pool().await;
+        super::admin_exec(&admin, &self.sql(sql), bind).await;
+        admin.close().await;
+    }
+
     pub fn sql(&self, sql: &str) -> String {
         sql.replace("S.", &format!("\"{}\".", self.schema))
     }

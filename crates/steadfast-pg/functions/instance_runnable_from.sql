@@ -1,0 +1,15 @@
+-- instance_leases.runnable_from (migration 0006) worked out from the instance's rows, for
+-- a lease row that has to be created outside an enqueue (it went missing in a race with
+-- a deletion): '-infinity' if the instance was started (instance row or history), else
+-- the visibility of its earliest queued start, else NULL.
+CREATE OR REPLACE FUNCTION __SCHEMA__.instance_runnable_from(p_instance text)
+RETURNS timestamptz LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i WHERE i.instance_id = p_instance)
+          OR EXISTS (SELECT 1 FROM __SCHEMA__.history AS h WHERE h.instance_id = p_instance)
+        THEN '-infinity'::timestamptz
+        ELSE (SELECT min(q.visible_at)
+              FROM __SCHEMA__.orchestrator_queue AS q
+              WHERE q.instance_id = p_instance AND __SCHEMA__.starts_instance(q.work_item))
+    END
+$$;
