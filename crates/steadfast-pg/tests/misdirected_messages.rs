@@ -74,13 +74,11 @@ async fn fetch_eventually(p: &PostgresProvider, what: &str) -> (String, Vec<Work
 }
 
 async fn queued_for(h: &Harness, instance: &str) -> i64 {
-    sqlx::query_scalar::<_, i64>(
-        &h.sql("SELECT count(*) FROM S.orchestrator_queue WHERE instance_id = $1"),
+    h.sql_f64(
+        "SELECT count(*)::float8 FROM S.orchestrator_queue WHERE instance_id = $1",
+        instance,
     )
-    .bind(instance)
-    .fetch_one(h.provider.pool())
-    .await
-    .unwrap()
+    .await as i64
 }
 
 async fn orphaned_letters(p: &PostgresProvider, instance: &str) -> Vec<steadfast_pg::DeadLetter> {

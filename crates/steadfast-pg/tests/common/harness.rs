@@ -189,12 +189,18 @@ impl Harness {
         sql.replace("S.", &format!("\"{}\".", self.schema))
     }
 
+    /// One number read on the provider's pool, unprepared and in a transaction, so that it
+    /// also works through a transaction-mode PgBouncer (session-free providers).
     pub async fn sql_f64(&self, sql: &str, bind: &str) -> f64 {
-        sqlx::query_scalar::<_, f64>(&self.sql(sql))
+        let mut tx = self.provider.pool().begin().await.unwrap();
+        let n = sqlx::query_scalar::<_, f64>(&self.sql(sql))
+            .persistent(false)
             .bind(bind)
-            .fetch_one(self.provider.pool())
+            .fetch_one(&mut *tx)
             .await
-            .unwrap()
+            .unwrap();
+        tx.commit().await.unwrap();
+        n
     }
 
     pub async fn drop(self) {
