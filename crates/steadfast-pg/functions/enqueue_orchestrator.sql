@@ -9,53 +9,56 @@
 --
 -- A message that becomes visible before its instance is runnable is stored as waiting:
 -- outside the claim's ready index, so it costs no claim (see migration 0006). A start
--- committed concurrently, after this statement read runnable_from, leaves such a message
--- waiting although its instance is runnable: the instance's next claim takes it along,
--- and the orphan sweep makes it ready (functions/sweep_orphans.sql).
+-- committed concurrently, after the last statement here read runnable_from, leaves such a
+-- message waiting although its instance is runnable: the instance's next claim takes it
+-- along, and the orphan sweep makes it ready (functions/sweep_orphans.sql).
+--
+-- PL/pgSQL, not SQL: its statements' plans are cached per connection, while an SQL
+-- function is planned again on every call. Written as one SQL statement this function cost
+-- bench/'s trivial orchestration 10-14 % (best of 1-32 dispatchers: 212-223/s against
+-- 245-249/s before migration 0006); as it is, 261-266/s (release, same machine and runs).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
-) RETURNS void LANGUAGE sql AS $$
-    WITH items AS (
-        SELECT t.instance_id, t.work_item, t.ord,
-               COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
-                        clock_timestamp() + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
-                   AS visible_at
-        FROM unnest(p_instances, p_items, p_delays, p_visible) WITH ORDINALITY
-             AS t(instance_id, work_item, delay_ms, visible_at_ms, ord)
-    ), targets AS (
-        SELECT i.instance_id,
-               min(i.visible_at) FILTER (WHERE __SCHEMA__.starts_instance(i.work_item))
-                   AS first_start
-        FROM items AS i
-        GROUP BY i.instance_id
-    ), created AS (
-        INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
-        SELECT t.instance_id, t.first_start FROM targets AS t ORDER BY t.instance_id
-        ON CONFLICT (instance_id) DO NOTHING
-        RETURNING instance_id, runnable_from
-    ), started AS (
+) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_visible timestamptz[];
+    v_starts boolean[];
+BEGIN
+    SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
+                              clock_timestamp()
+                                  + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
+                     ORDER BY t.ord),
+           array_agg(__SCHEMA__.starts_instance(t.work_item) ORDER BY t.ord)
+    INTO v_visible, v_starts
+    FROM unnest(p_items, p_delays, p_visible) WITH ORDINALITY
+         AS t(work_item, delay_ms, visible_at_ms, ord);
+
+    INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
+    SELECT t.instance_id, min(t.visible_at) FILTER (WHERE t.starts)
+    FROM unnest(p_instances, v_visible, v_starts) AS t(instance_id, visible_at, starts)
+    GROUP BY t.instance_id
+    ORDER BY t.instance_id
+    ON CONFLICT (instance_id) DO NOTHING;
+
+    IF true = ANY (v_starts) THEN
         UPDATE __SCHEMA__.instance_leases AS l
-        SET runnable_from = t.first_start
-        FROM targets AS t
-        WHERE l.instance_id = t.instance_id
-          AND t.first_start IS NOT NULL
-          AND (l.runnable_from IS NULL OR t.first_start < l.runnable_from)
-        RETURNING l.instance_id, l.runnable_from
-    ), runnable AS (
-        -- Each target's runnable_from once this statement is done (the plain read sees
-        -- the rows as they were before it).
-        SELECT t.instance_id,
-               COALESCE(s.runnable_from, c.runnable_from,
-                        (SELECT l.runnable_from FROM __SCHEMA__.instance_leases AS l
-                         WHERE l.instance_id = t.instance_id)) AS runnable_from
-        FROM targets AS t
-        LEFT JOIN created AS c ON c.instance_id = t.instance_id
-        LEFT JOIN started AS s ON s.instance_id = t.instance_id
-    )
+        SET runnable_from = s.first_start
+        FROM (
+            SELECT t.instance_id, min(t.visible_at) AS first_start
+            FROM unnest(p_instances, v_visible, v_starts) AS t(instance_id, visible_at, starts)
+            WHERE t.starts
+            GROUP BY t.instance_id
+        ) AS s
+        WHERE l.instance_id = s.instance_id
+          AND (l.runnable_from IS NULL OR s.first_start < l.runnable_from);
+    END IF;
+
     INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, waiting)
-    SELECT i.instance_id, i.work_item, i.visible_at,
-           NOT COALESCE(r.runnable_from <= i.visible_at, false)
-    FROM items AS i
-    JOIN runnable AS r ON r.instance_id = i.instance_id
-    ORDER BY i.ord
+    SELECT t.instance_id, t.work_item, t.visible_at,
+           NOT COALESCE(l.runnable_from <= t.visible_at, false)
+    FROM unnest(p_instances, p_items, v_visible) WITH ORDINALITY
+         AS t(instance_id, work_item, visible_at, ord)
+    LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = t.instance_id
+    ORDER BY t.ord;
+END;
 $$;
