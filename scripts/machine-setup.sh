@@ -309,6 +309,19 @@ prepare_test_machine() {
 	ensure_pgbouncer
 }
 
+# vacuum_test_catalog: every test schema created and dropped leaves dead rows in the system
+# catalogs, and this machine's PostgreSQL runs without autovacuum (one long-lived machine
+# reached a 296 MB pg_attribute with 1.4 million dead rows); a plain VACUUM after each run
+# lets the next run reuse that space. Never fails the run.
+vacuum_test_catalog() {
+	[[ -n ${STEADFAST_TEST_DATABASE_URL:-} ]] || return 0
+	psql -w -q "$STEADFAST_TEST_DATABASE_URL" -c 'VACUUM pg_catalog.pg_attribute, pg_catalog.pg_class,
+		pg_catalog.pg_depend, pg_catalog.pg_type, pg_catalog.pg_index, pg_catalog.pg_attrdef,
+		pg_catalog.pg_constraint, pg_catalog.pg_proc, pg_catalog.pg_namespace, pg_catalog.pg_trigger,
+		pg_catalog.pg_sequence' >/dev/null 2>&1 || log "catalog VACUUM skipped (not allowed for this user?)"
+}
+
 cleanup_test_machine() {
+	vacuum_test_catalog
 	cleanup
 }
