@@ -1,6 +1,7 @@
--- The orphan sweep over the p_limit oldest waiting orchestrator messages (migration 0006),
--- for the instances whose lease row it can lock without waiting (a missing lease row, left
--- by a race with a deletion, is created first, see instance_runnable_from):
+-- The orphan sweep over the p_limit oldest waiting orchestrator messages (migration 0006)
+-- that it can act on now, for the instances whose lease row it can lock without waiting (a
+-- missing lease row, left by a race with a deletion, is created first, see
+-- instance_runnable_from):
 -- * a message whose instance is runnable now becomes ready (its start was committed while
 --   the message's enqueue ran, or a delayed start fell due);
 -- * a message visible for at least p_timeout_ms whose instance nothing has started
@@ -8,8 +9,10 @@
 --   'orphaned' and error p_error; a lease row left without messages is removed (an
 --   enqueue re-creates it).
 -- One row per instance whose messages moved: instance, how many, their work-item kinds.
--- Every step reads queue and lease rows by key (arrays of ids), so a sweep's cost follows
--- p_limit, not the size of the queue.
+-- Messages it cannot act on yet (orphans younger than the timeout, events ahead of a start
+-- that is not due) are passed over, not taken into the batch: otherwise enough of them at
+-- the head of the waiting index would keep every later message out of every sweep. The
+-- choice walks the waiting index past them; every later step reads rows by key.
 CREATE OR REPLACE FUNCTION __SCHEMA__.sweep_orphans(
     p_timeout_ms float8, p_limit integer, p_error text
 ) RETURNS TABLE (orphan_instance text, orphan_messages integer, orphan_kinds text)
@@ -24,7 +27,13 @@ BEGIN
     FROM (
         SELECT q.id, q.instance_id
         FROM __SCHEMA__.orchestrator_queue AS q
+        LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = q.instance_id
         WHERE q.waiting
+          AND (l.instance_id IS NULL
+               OR l.runnable_from <= clock_timestamp()
+               OR (l.runnable_from IS NULL
+                   AND q.visible_at
+                       <= clock_timestamp() - p_timeout_ms * interval '1 millisecond'))
         ORDER BY q.visible_at, q.id
         LIMIT p_limit
     ) AS d;

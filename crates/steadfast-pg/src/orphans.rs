@@ -21,7 +21,7 @@ use crate::run::run_standalone;
 
 const OP: &str = "sweep_orphaned_messages";
 
-/// Waiting messages looked at per statement.
+/// Waiting messages one statement acts on at most (made ready or dead-lettered).
 const BATCH: i32 = 1000;
 /// Statements per sweep, so that one sweep of a flood stays short.
 const MAX_BATCHES: usize = 20;

@@ -484,3 +484,45 @@ async fn a_waiting_start_without_a_lease_row_is_claimed_not_orphaned() {
     assert!(orphaned_letters(p, "leaseless").await.is_empty());
     h.drop().await;
 }
+
+/// Messages the sweep can do nothing about yet (1 100 events ahead of a start due in an
+/// hour) do not clog it: a waiting message behind them whose instance is runnable is still
+/// made ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_messages_the_sweep_cannot_act_on_do_not_hold_it_up() {
+    let h = Harness::new("sweep_not_clogged", |o| {
+        o.claim.orphan_timeout = Duration::from_millis(400)
+    })
+    .await;
+    let p = &h.provider;
+    h.create_instance("raced").await;
+    p.enqueue_for_orchestrator(start("later"), Some(Duration::from_secs(3600)))
+        .await
+        .unwrap();
+    h.exec(
+        "SELECT S.enqueue_orchestrator(
+             array_agg('later'::text),
+             array_agg('{\"ExternalRaised\":{\"instance\":\"later\",\"name\":\"e\",\"data\":\"' || g || '\"}}'),
+             array_agg(NULL::float8), array_agg(NULL::float8))
+         FROM generate_series(1, 1100) AS g",
+        None,
+    )
+    .await;
+    p.enqueue_for_orchestrator(raised("raced"), None)
+        .await
+        .unwrap();
+    h.exec(
+        "UPDATE S.orchestrator_queue SET waiting = true WHERE instance_id = $1",
+        Some("raced"),
+    )
+    .await;
+    let claimed =
+        fetch_eventually(p, "the waiting message behind the delayed start's events").await;
+    assert_eq!(claimed.0, "raced");
+    assert_eq!(
+        queued_for(&h, "later").await,
+        1101,
+        "the delayed start and its events stay queued"
+    );
+    h.drop().await;
+}
