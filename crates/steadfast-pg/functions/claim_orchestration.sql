@@ -23,7 +23,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 --
 -- On success the instance's visible messages (waiting ones included) are tagged with the
 -- token 'sf1.<p_nonce>.<hex(instance)>' and their attempt counted, the instance's
--- metadata, history and KV snapshot are read, and the lease is stamped LAST, once. Outcome: 'claimed', 'empty' or 'exhausted'.
+-- metadata, history and KV snapshot are read, and the lease is stamped LAST, once.
+-- Outcome: 'claimed', 'empty' or 'exhausted'.
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -165,10 +166,7 @@ BEGIN
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
                 WHERE q.lock_token = token;
                 UPDATE __SCHEMA__.instance_leases AS l
-                SET runnable_from = (SELECT min(q.visible_at)
-                                     FROM __SCHEMA__.orchestrator_queue AS q
-                                     WHERE q.instance_id = v_candidate
-                                       AND __SCHEMA__.starts_instance(q.work_item))
+                SET runnable_from = __SCHEMA__.first_queued_start(v_candidate)
                 WHERE l.instance_id = v_candidate;
                 parked_instances := parked_instances + 1;
                 claimed_instance := NULL;

@@ -8,8 +8,6 @@ RETURNS timestamptz LANGUAGE sql STABLE AS $$
         WHEN EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i WHERE i.instance_id = p_instance)
           OR EXISTS (SELECT 1 FROM __SCHEMA__.history AS h WHERE h.instance_id = p_instance)
         THEN '-infinity'::timestamptz
-        ELSE (SELECT min(q.visible_at)
-              FROM __SCHEMA__.orchestrator_queue AS q
-              WHERE q.instance_id = p_instance AND __SCHEMA__.starts_instance(q.work_item))
+        ELSE __SCHEMA__.first_queued_start(p_instance)
     END
 $$;

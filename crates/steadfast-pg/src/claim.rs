@@ -1,7 +1,8 @@
 //! The orchestrator queue's claim (fetch): one autocommit call of the server-side function
-//! `claim_orchestration` (`functions/claim_orchestration.sql`), which picks candidates in fan-out order, takes
-//! a lease row with `FOR UPDATE SKIP LOCKED`, tags and counts the instance's visible
-//! messages, reads its metadata, history and KV snapshot, and stamps the lease last.
+//! `claim_orchestration` (`functions/claim_orchestration.sql`), which picks candidates in
+//! fan-out order, takes a lease row with `FOR UPDATE SKIP LOCKED`, tags and counts the
+//! instance's visible messages, reads its metadata, history and KV snapshot, and stamps
+//! the lease last.
 //!
 //! The rare outcomes that need Rust (undecodable messages, the attempt ceiling) are
 //! settled afterwards in a transaction that holds the just-claimed lease, and the claim

@@ -62,6 +62,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/starts_instance.sql"),
     ),
     (
+        "first_queued_start",
+        include_str!("../functions/first_queued_start.sql"),
+    ),
+    (
         "instance_runnable_from",
         include_str!("../functions/instance_runnable_from.sql"),
     ),
