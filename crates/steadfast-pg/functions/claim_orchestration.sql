@@ -1,7 +1,13 @@
--- The OUT columns changed in schema version 6 (dropped_messages became parked_instances).
+-- The OUT columns changed in schema version 6 (dropped_messages became parked_instances)
+-- and again with the ceiling (the ceiling_* columns). The two trailing parameters have
+-- defaults, so a process of the previous build calling it with twelve arguments still
+-- claims (without the ceiling) while a rolling upgrade replaces it.
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[]);
+DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
+    text, float8, real, integer, integer, integer, float8, float8, float8,
+    boolean, integer[], integer[], integer, text);
 
 -- Claim one instance's visible orchestrator messages.
 --
@@ -21,6 +27,13 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
 -- (the clock re-read per try); the first try always happens.
 --
+-- The attempt ceiling (p_max_attempts, NULL = none) is decided here, before anything is
+-- counted or read: a candidate with a visible message already handed out
+-- p_max_attempts + 1 times is failed as poison in this same statement
+-- (functions/fail_at_ceiling.sql, one try) and the claim moves on. So no lost reply, crash
+-- or failing statement after this one can let a count pass p_max_attempts + 1. The
+-- instances it stopped are returned in the ceiling_* columns, for diagnostics.
+--
 -- On success the instance's visible messages (waiting ones included) are tagged with the
 -- token 'sf1.<p_nonce>.<hex(instance)>' and their attempt counted, the instance's
 -- metadata, history and KV snapshot are read, and the lease is stamped LAST, once.
@@ -30,18 +43,26 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
     p_base_ms float8, p_cap_ms float8,
     p_filter boolean, p_min integer[], p_max integer[],
+    p_max_attempts integer DEFAULT NULL, p_event_version text DEFAULT 'unknown',
     OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text,
     OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[],
     OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean,
     OUT history_events text[],
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
-    OUT lease_ms float8, OUT parked_instances integer
+    OUT lease_ms float8, OUT parked_instances integer,
+    OUT ceiling_instances text[], OUT ceiling_executions bigint[],
+    OUT ceiling_failed boolean[], OUT ceiling_moved integer[], OUT ceiling_kinds text[]
 ) LANGUAGE plpgsql AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
     v_candidates text[];
     v_missing text[];
     v_candidate text;
+    v_stopped_execution bigint;
+    v_stopped_failed boolean;
+    v_stopped_moved integer;
+    v_stopped_kinds text;
+    v_error text;
 BEGIN
     tries := 0;
     parked_instances := 0;
@@ -124,6 +145,37 @@ BEGIN
                       <= clock_timestamp())
             FOR UPDATE SKIP LOCKED;
             CONTINUE WHEN NOT FOUND;
+
+            IF p_max_attempts IS NOT NULL AND EXISTS (
+                SELECT 1
+                FROM __SCHEMA__.orchestrator_queue AS q
+                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
+                  AND q.attempt_count > p_max_attempts
+            ) THEN
+                BEGIN
+                    SELECT f.execution_id, f.failed, f.moved, f.kinds
+                    INTO v_stopped_execution, v_stopped_failed, v_stopped_moved, v_stopped_kinds
+                    FROM __SCHEMA__.fail_at_ceiling(v_candidate, p_max_attempts,
+                                                    p_event_version) AS f;
+                EXCEPTION WHEN others THEN
+                    -- Data this build cannot make sense of must not stop every claim that
+                    -- meets it: the ceiling still holds, the execution is left unfailed.
+                    GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+                    v_stopped_execution := NULL;
+                    v_stopped_failed := false;
+                    v_stopped_kinds := NULL;
+                    v_stopped_moved := __SCHEMA__.dead_letter_handed_out(
+                        v_candidate, NULL, p_max_attempts, 'attempt_ceiling',
+                        'attempt ceiling reached; failing the execution raised: ' || v_error);
+                    PERFORM __SCHEMA__.release_lease(v_candidate);
+                END;
+                ceiling_instances := array_append(ceiling_instances, v_candidate);
+                ceiling_executions := array_append(ceiling_executions, v_stopped_execution);
+                ceiling_failed := array_append(ceiling_failed, v_stopped_failed);
+                ceiling_moved := array_append(ceiling_moved, v_stopped_moved);
+                ceiling_kinds := array_append(ceiling_kinds, v_stopped_kinds);
+                CONTINUE;
+            END IF;
 
             token := 'sf1.' || p_nonce || '.' || encode(convert_to(v_candidate, 'UTF8'), 'hex');
             -- Only the lease holder touches an instance's messages: this never waits.

@@ -4,9 +4,10 @@
 //! instance's visible messages, reads its metadata, history and KV snapshot, and stamps
 //! the lease last.
 //!
-//! The rare outcomes that need Rust (undecodable messages, the attempt ceiling) are
-//! settled afterwards in a transaction that holds the just-claimed lease, and the claim
-//! is then tried again.
+//! The attempt ceiling is decided inside that statement (`functions/fail_at_ceiling.sql`);
+//! this module only reports what it stopped. The one rare outcome that needs Rust,
+//! undecodable messages, is settled afterwards in a transaction that holds the
+//! just-claimed lease, and the claim is then tried again.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -56,8 +57,8 @@ fn version_bounds(filter: Option<&DispatcherCapabilityFilter>) -> Option<Version
 }
 
 /// What one call of the claim function came to; `None` when something was claimed but
-/// could not be handed out and was settled (dead-lettered, failed at the ceiling or
-/// given back), so the claim should be tried again.
+/// could not be handed out and was settled (dead-lettered or given back), so the claim
+/// should be tried again.
 type Attempt = Option<ClaimOutcome<FetchedItem>>;
 
 /// The claimed instance's name, version, execution and history.
@@ -175,6 +176,13 @@ fn instance_of(row: &PgRow, instance: &str, messages: &[WorkItem]) -> Option<Loa
     }
 }
 
+/// The duroxide version stamped on events the claim writes itself (a ceiling failure),
+/// as the runtime stamps its own.
+fn event_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| duroxide::providers::current_build_version().to_string())
+}
+
 fn claim_args(
     provider: &PostgresProvider,
     lock_timeout: Duration,
@@ -198,7 +206,9 @@ fn claim_args(
         args.add(millis(backoff.cap))?;
         args.add(*on)?;
         args.add(min.to_vec())?;
-        args.add(max.to_vec())
+        args.add(max.to_vec())?;
+        args.add(claim.max_attempts.map(int))?;
+        args.add(event_version())
     })();
     bound.map_err(|e| ProviderError::permanent(FETCH, format!("binding claim arguments: {e}")))?;
     Ok(args)
@@ -260,6 +270,7 @@ impl PostgresProvider {
             .await?;
         let outcome: String = row.get("outcome");
         let tries = row.get::<i32, _>("tries").max(0) as u32;
+        self.report_ceilings(&row);
         let parked: i32 = row.get("parked_instances");
         if parked > 0 {
             tracing::warn!(target: "steadfast_pg", count = parked, "instances whose start is gone: their messages now wait for a start");
@@ -288,8 +299,8 @@ impl PostgresProvider {
             _ => return Ok(Some(ClaimOutcome::Empty)),
         };
         let settled = self.settle_claim(&row, sent, lock_timeout).await;
-        // Handed out, or settled here (dead-lettered, failed at the ceiling, abandoned,
-        // taken over): nothing to give back. An error leaves the guard armed.
+        // Handed out, or settled here (dead-lettered, abandoned, taken over): nothing to
+        // give back. An error leaves the guard armed.
         if settled.is_ok() {
             guard.disarm();
         }
@@ -303,7 +314,6 @@ impl PostgresProvider {
         sent: Instant,
         lock_timeout: Duration,
     ) -> Result<Attempt, ProviderError> {
-        let claim = &self.options.claim;
         let instance: String = row.get("claimed_instance");
         let token: String = row.get("token");
         let claimed = decode_messages(row);
@@ -324,20 +334,6 @@ impl PostgresProvider {
                 return Ok(None);
             }
             tx.commit().await.map_err(|e| db_error(FETCH, e))?;
-        }
-        if let Some(max_attempts) = claim.max_attempts
-            && claimed.attempt_count > max_attempts.saturating_add(1)
-        {
-            let tx = self.hold_claim(&token).await?;
-            self.enforce_orchestration_ceiling(
-                tx,
-                &instance,
-                &token,
-                &claimed.messages,
-                max_attempts,
-            )
-            .await?;
-            return Ok(None);
         }
         let Some(loaded) = instance_of(row, &instance, &claimed.messages) else {
             self.abandon_orchestration(&token, None, true).await?;
@@ -377,6 +373,44 @@ impl PostgresProvider {
         ))))
     }
 
+    /// One `AttemptCeilingEnforced` diagnostic per instance the claim statement stopped at
+    /// the ceiling (what it did is already committed).
+    fn report_ceilings(&self, row: &PgRow) {
+        let Some(max_attempts) = self.options.claim.max_attempts else {
+            return;
+        };
+        let instances: Option<Vec<String>> = row.get("ceiling_instances");
+        let Some(instances) = instances else {
+            return;
+        };
+        let executions: Vec<Option<i64>> = row.get("ceiling_executions");
+        let failed: Vec<bool> = row.get("ceiling_failed");
+        let moved: Vec<i32> = row.get("ceiling_moved");
+        let kinds: Vec<Option<String>> = row.get("ceiling_kinds");
+        let handed_out = max_attempts.saturating_add(1);
+        for (n, instance) in instances.iter().enumerate() {
+            let execution = executions.get(n).copied().flatten();
+            let outcome = match (execution, failed.get(n).copied().unwrap_or(false)) {
+                (None, _) => "could not fail the execution (the dead letter's error says why)",
+                (Some(_), true) => "failed the execution as poison",
+                (Some(_), false) => "execution already terminal; dead-lettered only",
+            };
+            let moved = moved.get(n).copied().unwrap_or(0);
+            let mut d = Diagnostic::new(
+                DiagnosticKind::AttemptCeilingEnforced,
+                QueueKind::Orchestrator,
+                format!("message handed out {handed_out} times; the claim {outcome} and moved {moved} message(s) to dead letters"),
+            )
+            .instance(instance)
+            .attempts(Some(handed_out), Some(max_attempts))
+            .message_kind(kinds.get(n).cloned().flatten().unwrap_or_default());
+            if let Some(e) = execution {
+                d = d.execution(e.max(0) as u64);
+            }
+            self.diagnostics.emit(d);
+        }
+    }
+
     /// A transaction holding the lease row of a claim this fetch just made.
     async fn hold_claim(
         &self,
@@ -396,22 +430,5 @@ impl PostgresProvider {
             ));
         }
         Ok(tx)
-    }
-
-    /// History of one execution, read inside `tx` (poison paths).
-    pub(crate) async fn load_history(
-        &self,
-        tx: &mut Transaction<'static, Postgres>,
-        instance: &str,
-        execution_id: u64,
-    ) -> Result<Result<Vec<Event>, String>, ProviderError> {
-        let texts: Vec<String> = self
-            .scalar(&self.q.history_load)
-            .bind(instance)
-            .bind(execution_id as i64)
-            .fetch_all(&mut **tx)
-            .await
-            .map_err(|e| db_error(FETCH, e))?;
-        Ok(decode_history(&texts, instance, execution_id))
     }
 }

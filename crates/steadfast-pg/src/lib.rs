@@ -14,7 +14,9 @@
 //!    when exhausted the fetch returns `None` and raises a `ClaimExhausted` diagnostic.
 //! 5. **Poison independent of the lease.** A poison disposition commits even when its
 //!    lock token is dead, keyed on (instance, execution, attempt count).
-//! 6. **Attempt ceiling inside the claim** (`ClaimOptions::max_attempts`).
+//! 6. **Attempt ceiling inside the claim statement** (`ClaimOptions::max_attempts`, default
+//!    10): no message is handed out more than `max_attempts + 1` times, whatever happens
+//!    after the claim commits.
 //! 7. **Redelivery backoff applied by the claim** when a lease ran out without an ack.
 //! 8. **Nothing lost:** poisoned messages go to a dead-letter table.
 //! 9. **Typed diagnostics** on a broadcast channel and in `tracing` (`event` field).
@@ -52,7 +54,9 @@ pub use dead_letters::{DeadLetter, DeadLetterFilter};
 pub use diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 pub use error::SetupError;
 pub use migrate::SCHEMA_VERSION;
-pub use options::{ClaimOptions, PollingMode, ProviderOptions, RedeliveryBackoff};
+pub use options::{
+    ClaimOptions, DEFAULT_MAX_ATTEMPTS, PollingMode, ProviderOptions, RedeliveryBackoff,
+};
 pub use provider::PostgresProvider;
 pub use schema::{DEFAULT_SCHEMA, RESERVED_SCHEMAS, SchemaName};
 

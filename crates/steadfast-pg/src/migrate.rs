@@ -73,6 +73,15 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "enqueue_orchestrator",
         include_str!("../functions/enqueue_orchestrator.sql"),
     ),
+    ("try_jsonb", include_str!("../functions/try_jsonb.sql")),
+    (
+        "dead_letter_handed_out",
+        include_str!("../functions/dead_letter_handed_out.sql"),
+    ),
+    (
+        "fail_at_ceiling",
+        include_str!("../functions/fail_at_ceiling.sql"),
+    ),
     (
         "claim_orchestration",
         include_str!("../functions/claim_orchestration.sql"),

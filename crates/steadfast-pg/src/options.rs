@@ -53,6 +53,9 @@ impl RedeliveryBackoff {
     }
 }
 
+/// The default attempt ceiling: duroxide's default `RuntimeOptions::max_attempts`.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+
 /// Bounds and choices of the claim in `fetch_orchestration_item` and `fetch_work_item`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClaimOptions {
@@ -65,10 +68,11 @@ pub struct ClaimOptions {
     /// Bound on the time one fetch call spends trying candidates (long-poll waiting not
     /// included). Default 2 s. Range 1 ms..=60 s.
     pub max_claim_duration: Duration,
-    /// Attempt ceiling enforced inside the claim: a message that has already been handed
-    /// out `max_attempts + 1` times is never handed out again; the claim fails it as poison
-    /// and moves it to the dead-letter table. `None` (default) disables the ceiling; set it
-    /// to the runtime's `max_attempts`. Range 1..=1_000_000.
+    /// Attempt ceiling enforced inside the claim statement: a message that has already
+    /// been handed out `max_attempts + 1` times is never handed out again; the same
+    /// statement fails its instance (or activity) as poison and moves it to the dead-letter
+    /// table. Set it to the runtime's `max_attempts`. Default `Some(10)`, duroxide's
+    /// default; `None` disables the ceiling. Range 1..=1_000_000.
     pub max_attempts: Option<u32>,
     /// See [`RedeliveryBackoff`].
     pub redelivery_backoff: RedeliveryBackoff,
@@ -91,7 +95,7 @@ impl Default for ClaimOptions {
             fanout: 8,
             max_claim_attempts: 8,
             max_claim_duration: Duration::from_secs(2),
-            max_attempts: None,
+            max_attempts: Some(DEFAULT_MAX_ATTEMPTS),
             redelivery_backoff: RedeliveryBackoff::default(),
             long_poll_recheck: Duration::from_millis(250),
             orphan_timeout: Duration::from_secs(300),

@@ -29,7 +29,6 @@ named_queries!(pub(crate) struct Queries {
     orch_lease_restamp,
     orch_next_visible,
     orch_orphans_sweep,
-    orch_instance_load,
     history_load,
     history_load_latest,
     // orchestrator queue: ack, abandon, renew

@@ -1,3 +1,0 @@
-SELECT orchestration_name, orchestration_version, current_execution_id
-FROM __SCHEMA__.instances
-WHERE instance_id = $1
