@@ -35,7 +35,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- instances it stopped are returned in the ceiling_* columns, for diagnostics.
 --
 -- On success the instance's visible messages (waiting ones included) are tagged with the
--- token 'sf1.<p_nonce>.<hex(instance)>' and their attempt counted, the instance's
+-- token 'sf2.<p_nonce>.<generation>.<hex(instance)>' (the generation of the lease row,
+-- migration 0007) and their attempt counted, the instance's
 -- metadata, history and KV snapshot are read, and the lease is stamped LAST, once.
 -- Outcome: 'claimed', 'empty' or 'exhausted'.
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
@@ -58,6 +59,7 @@ DECLARE
     v_candidates text[];
     v_missing text[];
     v_candidate text;
+    v_generation bigint;
     v_stopped_execution bigint;
     v_stopped_failed boolean;
     v_stopped_moved integer;
@@ -135,7 +137,7 @@ BEGIN
             END IF;
             tries := tries + 1;
 
-            PERFORM 1
+            SELECT l.generation INTO v_generation
             FROM __SCHEMA__.instance_leases AS l
             WHERE l.instance_id = v_candidate
               AND l.runnable_from <= clock_timestamp()
@@ -177,7 +179,8 @@ BEGIN
                 CONTINUE;
             END IF;
 
-            token := 'sf1.' || p_nonce || '.' || encode(convert_to(v_candidate, 'UTF8'), 'hex');
+            token := 'sf2.' || p_nonce || '.' || v_generation || '.'
+                     || encode(convert_to(v_candidate, 'UTF8'), 'hex');
             -- Only the lease holder touches an instance's messages: this never waits.
             WITH tagged AS (
                 UPDATE __SCHEMA__.orchestrator_queue AS q

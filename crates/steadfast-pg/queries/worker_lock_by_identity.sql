@@ -1,8 +1,9 @@
--- The work item of (instance, execution, activity) for a poison disposition, with
--- whether token $4 still holds a live lease on it.
-SELECT id, COALESCE(lock_token = $4 AND locked_until > clock_timestamp(), false) AS ours_live
+-- The work item of (instance, execution, activity) that token $4 was issued on, for a
+-- poison disposition, with whether that lease is still live. A row claimed again since
+-- (superseded), or of a re-created instance, does not carry the token: no row.
+SELECT id, COALESCE(locked_until > clock_timestamp(), false) AS ours_live
 FROM __SCHEMA__.worker_queue
-WHERE instance_id = $1 AND execution_id = $2 AND activity_id = $3
+WHERE instance_id = $1 AND execution_id = $2 AND activity_id = $3 AND lock_token = $4
 ORDER BY id
 LIMIT 1
 FOR UPDATE

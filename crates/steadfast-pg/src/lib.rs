@@ -13,7 +13,8 @@
 //! 4. **Bounded.** At most `max_claim_attempts` tries and `max_claim_duration` per fetch;
 //!    when exhausted the fetch returns `None` and raises a `ClaimExhausted` diagnostic.
 //! 5. **Poison independent of the lease.** A poison disposition commits even when its
-//!    lock token is dead, keyed on (instance, execution, attempt count).
+//!    lease has expired, keyed on (instance, generation, execution, attempt count); one
+//!    from a released or superseded claim or an older incarnation is refused.
 //! 6. **Attempt ceiling inside the claim statement** (`ClaimOptions::max_attempts`, default
 //!    10): no message is handed out more than `max_attempts + 1` times, whatever happens
 //!    after the claim commits.
@@ -31,6 +32,7 @@ pub mod database_url;
 mod dead_letters;
 mod diagnostics;
 mod error;
+mod fence;
 mod give_back;
 mod migrate;
 mod options;

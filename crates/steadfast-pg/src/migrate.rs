@@ -48,10 +48,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "runnable_instances",
         sql: include_str!("../migrations/0006_runnable_instances.sql"),
     },
+    Migration {
+        version: 7,
+        name: "generations",
+        sql: include_str!("../migrations/0007_generations.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// Server-side functions, each `functions/<name>.sql`, in the order they are installed
 /// (an SQL-language function's body is checked against those installed before it).

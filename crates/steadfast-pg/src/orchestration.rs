@@ -15,7 +15,7 @@ use sqlx::{Postgres, Row, Transaction};
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
-use crate::run::{PgQuery, RunQuery};
+use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::turn::{PoisonDetails, TurnParams, TurnWrite, poison_details};
 
 const ACK: &str = "ack_orchestration_item";
@@ -70,7 +70,11 @@ impl PostgresProvider {
         execution_id: u64,
         state: &str,
     ) -> ProviderError {
-        let reason = format!("lock token {state}; the turn was not committed");
+        let stale = self.older_incarnation(lock_token).await;
+        let reason = match &stale {
+            Some(why) => format!("lock token {state}: {why}; the turn was not committed"),
+            None => format!("lock token {state}; the turn was not committed"),
+        };
         // Best effort: the diagnostic is still emitted if this read fails.
         let attempt_count = match self
             .query(&self.q.orch_lease_attempts_by_token)
@@ -95,9 +99,40 @@ impl PostgresProvider {
         ProviderError::permanent(ACK, format!("Invalid lock token: {reason}"))
     }
 
+    /// Whether a refused token is of an older incarnation of its instance, and so says
+    /// (`fence::older_incarnation`). Best effort: `None` when the read fails.
+    async fn older_incarnation(&self, lock_token: &str) -> Option<String> {
+        let issued = crate::token::issued(lock_token)?;
+        issued.generation?;
+        let current: Option<i64> = self
+            .scalar(&self.q.orch_lease_generation)
+            .bind(&issued.instance)
+            .fetch_optional_on(self, ACK)
+            .await
+            .ok()?;
+        crate::fence::older_incarnation(&issued, current)
+    }
+
+    /// The `AckRejected` diagnostic of a renewal or abandon refused because its token is
+    /// of an older incarnation (other refusals of those are ordinary: an expired lease).
+    async fn refuse_if_older_incarnation(&self, lock_token: &str, operation: &str) {
+        let Some(why) = self.older_incarnation(lock_token).await else {
+            return;
+        };
+        let mut d = Diagnostic::new(
+            DiagnosticKind::AckRejected,
+            QueueKind::Orchestrator,
+            format!("{operation} refused: {why}"),
+        );
+        if let Some(i) = crate::token::token_instance(lock_token) {
+            d = d.instance(&i);
+        }
+        self.diagnostics.emit(d);
+    }
+
     /// A turn carrying the runtime's poison disposition: with a live lease its messages
-    /// are dead-lettered with the turn; without one it still commits, keyed on (instance,
-    /// execution, attempt count) — see `commit_poison_without_lease`.
+    /// are dead-lettered with the turn; with an expired one it still commits, keyed on
+    /// (instance, generation, execution, attempt count) — see `commit_poison_without_lease`.
     async fn ack_poison(
         &self,
         lock_token: &str,
@@ -159,6 +194,8 @@ impl PostgresProvider {
             .await
             .map_err(|e| db_error(OP, e))?;
         let Some(lease) = lease else {
+            drop(tx);
+            self.refuse_if_older_incarnation(lock_token, OP).await;
             return Err(ProviderError::permanent(OP, "Invalid lock token"));
         };
         let instance: String = lease.get(0);
@@ -201,6 +238,7 @@ impl PostgresProvider {
             .execute_on(self, OP)
             .await?;
         if done.rows_affected() == 0 {
+            self.refuse_if_older_incarnation(lock_token, OP).await;
             return Err(ProviderError::permanent(
                 OP,
                 "Lock token invalid, expired, or already acked",

@@ -1,7 +1,8 @@
 //! Terminal dispositions that do not depend on a live lease (the attempt ceiling, the
 //! other one, is decided inside the claim statement: `functions/fail_at_ceiling.sql`):
-//! - a poison ack whose lease has expired, been released or been superseded, committed
-//!   keyed on (instance, execution, attempt count) instead of the lock token.
+//! - a poison ack whose lease has expired, committed keyed on (instance, generation,
+//!   execution, attempt count) instead of the live lease; refused once its claim was
+//!   released or superseded or its incarnation deleted (`fence.rs`).
 //!
 //! Poisoned messages always move to the dead-letter table; nothing is deleted.
 
@@ -10,6 +11,7 @@ use sqlx::{Postgres, Row, Transaction};
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::db_error;
+use crate::fence::{self, LeaseSnapshot};
 use crate::provider::PostgresProvider;
 use crate::turn::{PoisonDetails, TurnWrite};
 
@@ -89,8 +91,11 @@ impl PostgresProvider {
         Ok(())
     }
 
-    /// Commit a poison ack whose lock token no longer holds a live lease. Refused only
-    /// when the execution is already terminal or has been replaced. Consumes `tx`.
+    /// Commit a poison ack whose lock token no longer holds a live lease: only while its
+    /// claim is still the instance's latest (same generation, the lease still carries the
+    /// token: expired, not released or superseded) and for the attempt that claim handed
+    /// out; refused too when the execution is already terminal or has been replaced.
+    /// Consumes `tx`.
     pub(crate) async fn commit_poison_without_lease(
         &self,
         mut tx: Transaction<'static, Postgres>,
@@ -115,20 +120,38 @@ impl PostgresProvider {
             self.diagnostics.emit(d);
             ProviderError::permanent(ACK, format!("poison disposition not committed: {reason}"))
         };
-        let Some(instance) = crate::token::token_instance(lock_token) else {
+        let Some(issued) = crate::token::issued(lock_token) else {
             return Err(lost(
                 None,
                 format!("lock token {lease_state} and not issued by steadfast"),
             ));
         };
+        let instance = issued.instance.clone();
         let lease = self
             .query(&self.q.orch_lease_lock_by_instance)
             .bind(&instance)
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| db_error(ACK, e))?;
-        if lease.is_none() {
-            return Err(lost(Some(&instance), "instance was deleted".into()));
+        let snapshot = lease.as_ref().map(|row| LeaseSnapshot {
+            token: row.get("lock_token"),
+            generation: row.get("generation"),
+        });
+        if let Some(reason) = fence::refusal(lock_token, &issued, snapshot.as_ref()) {
+            return Err(lost(Some(&instance), reason));
+        }
+        let claimed_attempt = lease
+            .as_ref()
+            .map(|row| row.get::<i32, _>("attempt_count").max(0) as u32);
+        if claimed_attempt != Some(details.attempt_count) {
+            return Err(lost(
+                Some(&instance),
+                format!(
+                    "the disposition is for attempt {}, but its claim handed out attempt {}",
+                    details.attempt_count,
+                    claimed_attempt.unwrap_or(0)
+                ),
+            ));
         }
         let state = self
             .query(&self.q.execution_state)
@@ -179,7 +202,7 @@ impl PostgresProvider {
                 DiagnosticKind::PoisonCommittedWithoutLease,
                 QueueKind::Orchestrator,
                 format!(
-                    "lease {lease_state}; committed keyed on (instance, execution {execution_id}, attempt {}) and moved {moved} message(s) to dead letters",
+                    "lease {lease_state}; committed keyed on (instance, generation, execution {execution_id}, attempt {}) and moved {moved} message(s) to dead letters",
                     details.attempt_count
                 ),
             )

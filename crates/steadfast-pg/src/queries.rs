@@ -35,6 +35,7 @@ named_queries!(pub(crate) struct Queries {
     orch_lease_lock_by_token,
     orch_lease_attempts_by_token,
     orch_lease_lock_by_instance,
+    orch_lease_generation,
     orch_lease_release,
     orch_abandon_messages,
     orch_lease_renew,

@@ -1,30 +1,69 @@
-//! Lock tokens. A token names the instance it was claimed for, so that a poison
-//! disposition can still be committed after the lease behind the token has died, keyed
-//! on (instance, execution, attempt count) — the execution comes with the ack and the
-//! attempt count with the poison details. Format: `sf1.<random>.<hex(instance id)>`.
+//! Lock tokens. An orchestrator token names the instance and the generation (incarnation,
+//! migration 0007) it was claimed for, so that a poison disposition can still be committed
+//! after the lease behind the token has died, and so that anything carrying a token of an
+//! older incarnation is recognised and refused. Formats:
+//! - `sf2.<random>.<generation>.<hex(instance id)>`: orchestrator claims (built by
+//!   `claim_orchestration`);
+//! - `sf1.<random>.<hex(instance id)>`: orchestrator claims of builds before generations
+//!   (no generation), and worker claims (empty instance).
 
 use rand::Rng;
 
-pub(crate) fn new_token(instance_id: &str) -> String {
-    let hex: String = instance_id.bytes().map(|b| format!("{b:02x}")).collect();
-    format!("sf1.{}.{hex}", new_nonce())
+/// A worker-queue token: only ever compared for equality with the row it was issued on.
+pub(crate) fn new_worker_token() -> String {
+    format!("sf1.{}.", new_nonce())
 }
 
 /// The random middle part of a token. The orchestrator claim passes it to the database,
-/// which only learns there which instance the token is for (`claim_orchestration`).
+/// which only learns there which instance (and generation) the token is for.
 pub(crate) fn new_nonce() -> String {
     let nonce: u128 = rand::thread_rng().r#gen();
     format!("{nonce:032x}")
 }
 
-/// The instance a token was issued for, if it is one of ours.
-pub(crate) fn token_instance(token: &str) -> Option<String> {
-    let mut parts = token.splitn(3, '.');
-    if parts.next()? != "sf1" || parts.next()?.len() != 32 {
+/// What an orchestrator token says about the claim it was issued for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Issued {
+    pub instance: String,
+    /// `None` for tokens of builds before generations.
+    pub generation: Option<i64>,
+}
+
+/// The instance (and generation) a token was issued for, if it is one of ours.
+pub(crate) fn issued(token: &str) -> Option<Issued> {
+    let mut parts = token.splitn(4, '.');
+    let version = parts.next()?;
+    if parts.next()?.len() != 32 {
         return None;
     }
-    let hex = parts.next()?;
-    if hex.len() % 2 != 0 {
+    let (generation, hex) = match version {
+        "sf1" => (None, parts.next()?),
+        "sf2" => {
+            let generation = parts.next()?;
+            if generation.is_empty() || !generation.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (Some(generation.parse().ok()?), parts.next()?)
+        }
+        _ => return None,
+    };
+    if version == "sf1" && parts.next().is_some() {
+        // splitn(4) left a fourth part: the hex itself contained no dot, so this is not ours.
+        return None;
+    }
+    Some(Issued {
+        instance: decode_hex(hex)?,
+        generation,
+    })
+}
+
+/// The instance a token was issued for, if it is one of ours.
+pub(crate) fn token_instance(token: &str) -> Option<String> {
+    issued(token).map(|i| i.instance)
+}
+
+fn decode_hex(hex: &str) -> Option<String> {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     let bytes = (0..hex.len())
@@ -38,24 +77,44 @@ pub(crate) fn token_instance(token: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn hex(id: &str) -> String {
+        id.bytes().map(|b| format!("{b:02x}")).collect()
+    }
+
     #[test]
-    fn round_trips_any_instance_id() {
+    fn round_trips_any_instance_id_and_generation() {
         for id in ["a", "order-123", "with.dots.and spaces", "ünïcödé/🚀", ""] {
-            assert_eq!(token_instance(&new_token(id)).as_deref(), Some(id));
+            let v2 = format!("sf2.{}.42.{}", new_nonce(), hex(id));
+            assert_eq!(
+                issued(&v2),
+                Some(Issued {
+                    instance: id.into(),
+                    generation: Some(42)
+                })
+            );
+            let v1 = format!("sf1.{}.{}", new_nonce(), hex(id));
+            assert_eq!(token_instance(&v1).as_deref(), Some(id));
+            assert_eq!(issued(&v1).unwrap().generation, None);
         }
-        assert_ne!(new_token("x"), new_token("x"));
+        assert_ne!(new_worker_token(), new_worker_token());
     }
 
     #[test]
     fn rejects_foreign_tokens() {
+        let nonce = "0".repeat(32);
         for t in [
-            "",
-            "lock_abc",
-            "sf1.short.61",
-            "sf2.00000000000000000000000000000000.61",
-            "sf1.00000000000000000000000000000000.6",
+            String::new(),
+            "lock_abc".into(),
+            "sf1.short.61".into(),
+            format!("sf3.{nonce}.61"),
+            format!("sf1.{nonce}.6"),
+            format!("sf1.{nonce}.61.62"),
+            format!("sf2.{nonce}.61"),
+            format!("sf2.{nonce}.x1.61"),
+            format!("sf2.{nonce}..61"),
+            format!("sf2.{nonce}.-1.61"),
         ] {
-            assert_eq!(token_instance(t), None, "{t}");
+            assert_eq!(issued(&t), None, "{t}");
         }
     }
 }

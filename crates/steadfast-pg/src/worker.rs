@@ -15,7 +15,7 @@ use crate::orchestration::millis;
 use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
-use crate::token::new_token;
+use crate::token::new_worker_token;
 use crate::turn::activity_poison_details;
 
 const FETCH: &str = "fetch_work_item";
@@ -178,7 +178,7 @@ impl PostgresProvider {
             }
             tries += 1;
             let mut tx = self.begin(FETCH).await?;
-            let token = new_token("");
+            let token = new_worker_token();
             let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
             let row = self
                 .query(&self.q.worker_claim)
@@ -425,9 +425,11 @@ impl PostgresProvider {
     }
 
     /// An activity poison disposition: dead-letter the work item and deliver the failure,
-    /// keyed on (instance, execution, activity id) rather than on the lease, so it commits
-    /// even when the lease is gone — unless the item is no longer queued or its execution
-    /// is terminal or replaced. Consumes `tx`.
+    /// keyed on (instance, execution, activity id) and the token rather than on the live
+    /// lease, so it commits even when the lease has expired — unless the item no longer
+    /// carries the token (completed, cancelled, claimed again, or deleted with its
+    /// instance: a re-created instance's items never carry an older token) or its
+    /// execution is terminal or replaced. Consumes `tx`.
     async fn commit_activity_poison(
         &self,
         mut tx: Transaction<'static, Postgres>,
@@ -470,7 +472,7 @@ impl PostgresProvider {
             .map_err(|e| db_error(ACK, e))?;
         let Some(row) = row else {
             return Err(lost(
-                "the work item is no longer queued (completed, cancelled or deleted)".into(),
+                "the work item is no longer held by this claim (completed, cancelled, claimed again, or its instance deleted or re-created)".into(),
             ));
         };
         let id: i64 = row.get(0);

@@ -648,7 +648,12 @@ async fn a_terminal_execution_at_the_ceiling_is_only_dead_lettered() {
 /// messages, says so, and goes on to claim ready work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ceiling_failure_that_errors_still_dead_letters_and_the_claim_goes_on() {
-    let h = Harness::new("ceilerr", |o| o.claim.max_attempts = Some(1)).await;
+    // FIFO, so that the claim meets the stopped instance before the ready one.
+    let h = Harness::new("ceilerr", |o| {
+        o.claim.max_attempts = Some(1);
+        o.claim.fanout = 1;
+    })
+    .await;
     let p = &h.provider;
     let mut rx = p.subscribe();
     p.enqueue_for_orchestrator(start("bad"), None)

@@ -806,65 +806,6 @@ async fn poison_commits_without_a_live_lease_but_ordinary_acks_do_not() {
     h.drop().await;
 }
 
-/// Invariant 5 when the lease was superseded: a newer claim holds the instance; the old
-/// token's poison disposition still commits and the newer holder's ordinary ack is refused.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poison_commits_over_a_superseding_claim() {
-    let h = Harness::new("poison_superseded", |o| {
-        o.claim.redelivery_backoff.base = Duration::ZERO;
-    })
-    .await;
-    let p = &h.provider;
-    h.create_instance("hot").await;
-    p.enqueue_for_orchestrator(
-        WorkItem::ExternalRaised {
-            instance: "hot".into(),
-            name: "e".into(),
-            data: "1".into(),
-        },
-        None,
-    )
-    .await
-    .unwrap();
-    let (_, old_token, _) = p
-        .fetch_orchestration_item(Duration::from_millis(200), Duration::ZERO, None)
-        .await
-        .unwrap()
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (_, new_token, attempt) = p
-        .fetch_orchestration_item(LONG, Duration::ZERO, None)
-        .await
-        .unwrap()
-        .expect("reclaimed after expiry");
-    assert_eq!(attempt, 2);
-    let (delta, meta) = poison_turn("hot", 2, attempt);
-    p.ack_orchestration_item(&old_token, 1, delta, vec![], vec![], meta, vec![])
-        .await
-        .expect("poison keyed on the instance, not the token");
-    assert!(
-        p.ack_orchestration_item(
-            &new_token,
-            1,
-            vec![],
-            vec![],
-            vec![],
-            ExecutionMetadata::default(),
-            vec![]
-        )
-        .await
-        .is_err()
-    );
-    let info = p
-        .as_management_capability()
-        .unwrap()
-        .get_instance_info("hot")
-        .await
-        .unwrap();
-    assert_eq!(info.status, "Failed");
-    h.drop().await;
-}
-
 /// Invariant 5 for the worker queue: an activity poison disposition commits after its
 /// lease expired; the work item moves to dead letters and the failure reaches the
 /// orchestration.

@@ -1,0 +1,111 @@
+//! The generation fence: whether an operation carrying an orchestrator lock token still
+//! speaks for the instance's latest claim. Tokens carry the generation of the lease row
+//! they were issued on (migration 0007); a re-created instance has a new row and a new
+//! generation, and every claim a new token. So a token that is not the lease's current
+//! one comes from a claim that was released, superseded, or made on an older incarnation,
+//! and its dispositions are refused. This is the one place that says which.
+
+use crate::token::Issued;
+
+/// An instance's lease row as the fence needs it.
+pub(crate) struct LeaseSnapshot {
+    pub token: Option<String>,
+    pub generation: i64,
+}
+
+/// Why `token` (issued as `issued`) no longer speaks for the instance whose lease row is
+/// `lease` (`None`: no row, the instance was deleted); `None` when it still does.
+pub(crate) fn refusal(
+    token: &str,
+    issued: &Issued,
+    lease: Option<&LeaseSnapshot>,
+) -> Option<String> {
+    let Some(lease) = lease else {
+        return Some("the instance was deleted".into());
+    };
+    if let Some(g) = issued.generation
+        && g != lease.generation
+    {
+        return Some(format!(
+            "the instance was deleted and re-created: the token is of generation {g}, the instance is now at generation {}",
+            lease.generation
+        ));
+    }
+    match lease.token.as_deref() {
+        Some(t) if t == token => None,
+        Some(_) => Some("a newer claim took the instance over".into()),
+        None => Some("the claim's lease was released (acked, abandoned or given back)".into()),
+    }
+}
+
+/// Why a token was refused when the reason is an older incarnation, for the refusal's
+/// diagnostic; `None` when the token is of the current generation (or predates them).
+pub(crate) fn older_incarnation(issued: &Issued, current: Option<i64>) -> Option<String> {
+    match (issued.generation, current) {
+        (Some(g), Some(now)) if g != now => Some(format!(
+            "the token is of an older incarnation of the instance (generation {g}; now {now})"
+        )),
+        (Some(g), None) => Some(format!(
+            "the token is of generation {g} of an instance that was deleted"
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issued(generation: Option<i64>) -> Issued {
+        Issued {
+            instance: "i".into(),
+            generation,
+        }
+    }
+
+    fn lease(token: Option<&str>, generation: i64) -> LeaseSnapshot {
+        LeaseSnapshot {
+            token: token.map(str::to_string),
+            generation,
+        }
+    }
+
+    #[test]
+    fn only_the_current_claim_of_the_current_generation_speaks_for_the_instance() {
+        assert_eq!(
+            refusal("t", &issued(Some(3)), Some(&lease(Some("t"), 3))),
+            None
+        );
+        assert_eq!(
+            refusal("t", &issued(None), Some(&lease(Some("t"), 3))),
+            None
+        );
+        let cases = [
+            (issued(Some(3)), None, "deleted"),
+            (issued(Some(3)), Some(lease(Some("t"), 4)), "re-created"),
+            (issued(Some(3)), Some(lease(Some("u"), 3)), "newer claim"),
+            (issued(None), Some(lease(Some("u"), 3)), "newer claim"),
+            (issued(Some(3)), Some(lease(None, 3)), "released"),
+        ];
+        for (i, l, why) in cases {
+            let got = refusal("t", &i, l.as_ref()).expect("refused");
+            assert!(got.contains(why), "{got}");
+        }
+    }
+
+    #[test]
+    fn older_incarnations_are_named() {
+        assert!(
+            older_incarnation(&issued(Some(1)), Some(2))
+                .unwrap()
+                .contains("older")
+        );
+        assert!(
+            older_incarnation(&issued(Some(1)), None)
+                .unwrap()
+                .contains("deleted")
+        );
+        assert_eq!(older_incarnation(&issued(Some(2)), Some(2)), None);
+        assert_eq!(older_incarnation(&issued(None), Some(2)), None);
+    }
+}
