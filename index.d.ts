@@ -345,6 +345,7 @@ export interface PostgresConnectOptions {
   maxConnections?: number
   acquireTimeoutMs?: number
   statementLockTimeoutMs?: number
+  statementTimeoutMs?: number
   /** `"listen"` (default) or `"sessionFree"`. */
   polling?: string
   runMigrations?: boolean

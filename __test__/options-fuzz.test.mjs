@@ -62,6 +62,7 @@ const PG_MODEL = {
   maxConnections: int(2, 1000),
   acquireTimeoutMs: int(1, 600_000),
   statementLockTimeoutMs: int(1, 600_000),
+  statementTimeoutMs: int(1, 3_600_000),
   polling: { kind: 'enum', values: ['listen', 'sessionFree'] },
   runMigrations: { kind: 'boolean' },
 }

@@ -61,6 +61,8 @@ export interface PostgresConnectOptions {
   acquireTimeoutMs?: number
   /** Server `lock_timeout` per statement, 1–600000 ms (not applied in `sessionFree` mode). Default 2000. */
   statementLockTimeoutMs?: number
+  /** Server `statement_timeout` per statement, 1–3600000 ms (not applied in `sessionFree` mode; migrations run without it). A claim that runs out of it while reading its instance counts the attempt, so the attempt ceiling ends an instance that always does. Default 60000. */
+  statementTimeoutMs?: number
   /** `"listen"`: long polling with LISTEN/NOTIFY (default). `"sessionFree"`: short polling, no session state (PgBouncer transaction mode). */
   polling?: 'listen' | 'sessionFree'
   /** Apply pending migrations on connect. Default true; when false, connecting fails unless the schema is current. */

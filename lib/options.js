@@ -53,6 +53,7 @@ const POSTGRES_FIELDS = {
   maxConnections: { kind: 'int', min: 2, max: 1000, default: 10 },
   acquireTimeoutMs: { kind: 'int', min: 1, max: 600_000, default: 10_000 },
   statementLockTimeoutMs: { kind: 'int', min: 1, max: 600_000, default: 2_000 },
+  statementTimeoutMs: { kind: 'int', min: 1, max: 3_600_000, default: 60_000 },
   polling: { kind: 'enum', values: ['listen', 'sessionFree'], default: 'listen' },
   runMigrations: { kind: 'boolean', default: true },
 }

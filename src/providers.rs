@@ -20,7 +20,7 @@ pub(crate) enum Backend {
     Sqlite(Arc<SqliteProvider>),
     Postgres {
         provider: Arc<steadfast_pg::PostgresProvider>,
-        options: ProviderOptions,
+        options: Box<ProviderOptions>,
     },
 }
 
@@ -159,6 +159,7 @@ pub struct PostgresConnectOptions {
     pub max_connections: Option<u32>,
     pub acquire_timeout_ms: Option<u32>,
     pub statement_lock_timeout_ms: Option<u32>,
+    pub statement_timeout_ms: Option<u32>,
     /// `"listen"` (default) or `"sessionFree"`.
     pub polling: Option<String>,
     pub run_migrations: Option<bool>,
@@ -177,6 +178,9 @@ pub(crate) fn provider_options(o: &PostgresConnectOptions) -> napi::Result<Provi
     }
     if let Some(ms) = o.statement_lock_timeout_ms {
         p.statement_lock_timeout = Duration::from_millis(ms.into());
+    }
+    if let Some(ms) = o.statement_timeout_ms {
+        p.statement_timeout = Some(Duration::from_millis(ms.into()));
     }
     match o.polling.as_deref() {
         None | Some("listen") => p.polling = PollingMode::Listen,
@@ -203,7 +207,7 @@ pub async fn connect_postgres(options: PostgresConnectOptions) -> napi::Result<N
         Ok(NativeProvider {
             backend: Backend::Postgres {
                 provider: Arc::new(provider),
-                options,
+                options: Box::new(options),
             },
         })
     })

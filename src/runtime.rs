@@ -521,7 +521,7 @@ impl NativeRuntime {
                     None,
                 ),
                 Backend::Postgres { options, .. } => {
-                    let mut options = options.clone();
+                    let mut options = (**options).clone();
                     self.claim.apply(&mut options);
                     let pg = Arc::new(connect(options).await?);
                     // steadfast-pg reports every poison disposition (committed, committed

@@ -38,7 +38,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- token 'sf2.<p_nonce>.<generation>.<hex(instance)>' (the generation of the lease row,
 -- migration 0007) and their attempt counted, the instance's
 -- metadata, history and KV snapshot are read, and the lease is stamped LAST, once.
--- Outcome: 'claimed', 'empty' or 'exhausted'.
+-- Outcome: 'claimed', 'empty', 'exhausted', or 'timed_out' (statement_timeout ran out while
+-- reading the claimed instance, which is then left counted and backing off).
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -231,13 +232,30 @@ BEGIN
                 msg_attempts := NULL;
                 CONTINUE;
             END IF;
-            SELECT array_agg(h.event_data ORDER BY h.event_id) INTO history_events
-            FROM __SCHEMA__.history AS h
-            WHERE h.instance_id = v_candidate AND h.execution_id = exec_id;
-            SELECT array_agg(k.key), array_agg(k.value), array_agg(k.last_updated_at_ms)
-            INTO kv_keys, kv_values, kv_times
-            FROM __SCHEMA__.kv_store AS k
-            WHERE k.instance_id = v_candidate;
+            BEGIN
+                SELECT array_agg(h.event_data ORDER BY h.event_id) INTO history_events
+                FROM __SCHEMA__.history AS h
+                WHERE h.instance_id = v_candidate AND h.execution_id = exec_id;
+                SELECT array_agg(k.key), array_agg(k.value), array_agg(k.last_updated_at_ms)
+                INTO kv_keys, kv_values, kv_times
+                FROM __SCHEMA__.kv_store AS k
+                WHERE k.instance_id = v_candidate;
+            EXCEPTION WHEN query_canceled THEN
+                -- statement_timeout ran out while reading this instance. Rolling the
+                -- claim back would leave it uncounted and retried for ever; instead the
+                -- attempt stays counted and the lease is stamped already expired, so the
+                -- instance backs off like any lease that ran out, and the attempt ceiling
+                -- ends one that always times out. Only this block is undone.
+                PERFORM __SCHEMA__.stamp_lease(
+                    v_candidate, token, 0,
+                    (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
+                history_events := NULL;
+                kv_keys := NULL;
+                kv_values := NULL;
+                kv_times := NULL;
+                outcome := 'timed_out';
+                RETURN;
+            END;
 
             lease_ms := __SCHEMA__.stamp_lease(
                 v_candidate, token, p_lock_ms,

@@ -296,6 +296,18 @@ impl PostgresProvider {
                 );
                 return Ok(Some(ClaimOutcome::Exhausted));
             }
+            ("timed_out", _) => {
+                let instance: Option<String> = row.get("claimed_instance");
+                let attempt = decode_messages(&row).attempt_count;
+                tracing::warn!(
+                    target: "steadfast_pg",
+                    event = "steadfast.claim_timed_out",
+                    instance_id = instance.as_deref().unwrap_or(""),
+                    attempt_count = attempt,
+                    "the claim ran out of statement_timeout reading its instance; the attempt is counted and the instance backs off"
+                );
+                return Ok(None);
+            }
             _ => return Ok(Some(ClaimOutcome::Empty)),
         };
         let settled = self.settle_claim(&row, sent, lock_timeout).await;

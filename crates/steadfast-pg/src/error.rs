@@ -14,19 +14,29 @@ pub enum SetupError {
     Migration(String),
 }
 
-/// SQLSTATE codes that mean "try again": serialization failure, deadlock, lock not
-/// available (our `lock_timeout` backstop), query canceled, admin shutdown, cannot connect
-/// now, too many connections.
+/// SQLSTATE codes that mean "try again", because they say something about the database
+/// or the fleet, not about the instance: serialization failure, deadlock, lock not
+/// available (our `lock_timeout` backstop), query canceled (our `statement_timeout`),
+/// admin shutdown, crash shutdown, cannot connect now, a read-only transaction (a standby
+/// promoted or a primary demoted mid-failover), and I/O errors. Whole classes: 08
+/// (connection exceptions) and 53 (insufficient resources: disk full, out of memory, too
+/// many connections, configuration limits). A permanent error from an ack makes the
+/// duroxide runtime fail the instance, so nothing here may be permanent.
 const RETRYABLE_SQLSTATES: &[&str] = &[
-    "40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03", "53300", "08000", "08003",
-    "08006", "08001", "08004",
+    "40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03", "25006", "58030",
 ];
+const RETRYABLE_SQLSTATE_CLASSES: &[&str] = &["08", "53"];
+
+pub(crate) fn is_retryable_sqlstate(code: &str) -> bool {
+    RETRYABLE_SQLSTATES.contains(&code)
+        || RETRYABLE_SQLSTATE_CLASSES
+            .iter()
+            .any(|class| code.starts_with(class))
+}
 
 pub(crate) fn is_retryable(e: &sqlx::Error) -> bool {
     match e {
-        sqlx::Error::Database(db) => db
-            .code()
-            .is_some_and(|c| RETRYABLE_SQLSTATES.contains(&c.as_ref())),
+        sqlx::Error::Database(db) => db.code().is_some_and(|c| is_retryable_sqlstate(&c)),
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
@@ -81,6 +91,19 @@ pub(crate) fn redact(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn infrastructure_faults_are_retryable_and_data_errors_are_not() {
+        for code in [
+            "53100", "53200", "53300", "53400", "25006", "08006", "08P01", "57P01", "57014",
+            "40001", "40P01", "55P03", "58030",
+        ] {
+            assert!(super::is_retryable_sqlstate(code), "{code}");
+        }
+        for code in ["23505", "22P02", "42P01", "42883", "XX000", "P0001"] {
+            assert!(!super::is_retryable_sqlstate(code), "{code}");
+        }
+    }
+
     #[test]
     fn redact_removes_urls() {
         let m = super::redact("error connecting to postgres://user:pw@host/db: refused");

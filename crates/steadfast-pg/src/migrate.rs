@@ -98,6 +98,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
 ];
 
 crate::queries::named_queries!(struct MigrateQueries {
+    migrate_no_timeout,
     migrate_lock,
     migrate_bootstrap,
     migrate_applied,
@@ -121,6 +122,11 @@ fn fail(e: impl std::fmt::Display) -> SetupError {
 pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Result<(), SetupError> {
     let q = MigrateQueries::render(schema);
     let mut tx = pool.begin().await.map_err(fail)?;
+    sqlx::query(&q.migrate_no_timeout)
+        .persistent(false)
+        .execute(&mut *tx)
+        .await
+        .map_err(fail)?;
     sqlx::query(&q.migrate_lock)
         .persistent(false)
         .bind(schema.as_str())

@@ -120,6 +120,14 @@ pub struct ProviderOptions {
     /// transaction holding rows). Default 2 s; not applied in [`PollingMode::SessionFree`].
     /// Range 1 ms..=10 min.
     pub statement_lock_timeout: Duration,
+    /// Server-side `statement_timeout` for every statement, so that no statement (a claim
+    /// loading a history too large to read in time, an ack of a huge turn) can run without
+    /// bound. A claim that times out while reading its instance counts the attempt and
+    /// backs off (the attempt ceiling then fails an instance that always does); a statement
+    /// that times out is a retryable error. Migrations run without it. Default 60 s;
+    /// `None` keeps the server's setting; not applied in [`PollingMode::SessionFree`] (set
+    /// it on the role or database there). Range 1 ms..=1 h.
+    pub statement_timeout: Option<Duration>,
     /// See [`PollingMode`]. Default [`PollingMode::Listen`].
     pub polling: PollingMode,
     /// See [`ClaimOptions`].
@@ -137,6 +145,7 @@ impl std::fmt::Debug for ProviderOptions {
             .field("max_connections", &self.max_connections)
             .field("acquire_timeout", &self.acquire_timeout)
             .field("statement_lock_timeout", &self.statement_lock_timeout)
+            .field("statement_timeout", &self.statement_timeout)
             .field("polling", &self.polling)
             .field("claim", &self.claim)
             .field("run_migrations", &self.run_migrations)
@@ -156,6 +165,7 @@ impl ProviderOptions {
             max_connections,
             acquire_timeout: Duration::from_secs(10),
             statement_lock_timeout: Duration::from_secs(2),
+            statement_timeout: Some(Duration::from_secs(60)),
             polling: PollingMode::Listen,
             claim: ClaimOptions::default(),
             run_migrations: true,
@@ -197,6 +207,9 @@ impl ProviderOptions {
             ms(1),
             ms(600_000),
         )?;
+        if let Some(t) = self.statement_timeout {
+            range_dur("statement_timeout", t, ms(1), ms(3_600_000))?;
+        }
         let c = &self.claim;
         range_u32("claim.fanout", c.fanout, 1, 1024)?;
         range_u32("claim.max_claim_attempts", c.max_claim_attempts, 1, 1024)?;

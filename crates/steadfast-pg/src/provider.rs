@@ -102,6 +102,10 @@ impl PostgresProvider {
         } else {
             let lock_timeout = format!("{}ms", options.statement_lock_timeout.as_millis());
             connect = connect.options([("lock_timeout", lock_timeout.as_str())]);
+            if let Some(t) = options.statement_timeout {
+                let timeout = format!("{}ms", t.as_millis());
+                connect = connect.options([("statement_timeout", timeout.as_str())]);
+            }
         }
         // Keep two connections open: opening one (TLS negotiation included) costs ~100 ms
         // here, which would otherwise land inside the first claims after start-up.

@@ -12,20 +12,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::harness::{Harness, LONG, drain, poison_turn, running_metadata, start};
+use common::harness::{Harness, LONG, drain, poison_turn, raised, running_metadata, start};
 use duroxide::providers::{ExecutionMetadata, Provider, TagFilter, WorkItem};
 use duroxide::{ErrorDetails, EventKind, PoisonMessageType};
 use steadfast_pg::{Diagnostic, DiagnosticKind};
 
 const SHORT: Duration = Duration::from_millis(200);
-
-fn raised(instance: &str, name: &str) -> WorkItem {
-    WorkItem::ExternalRaised {
-        instance: instance.into(),
-        name: name.into(),
-        data: "1".into(),
-    }
-}
 
 /// A started instance with one pending event named `event`.
 async fn started_with_event(h: &Harness, instance: &str, event: &str) {

@@ -24,6 +24,15 @@ pub fn start(instance: &str) -> WorkItem {
     }
 }
 
+/// An external event `name` for `instance`.
+pub fn raised(instance: &str, name: &str) -> WorkItem {
+    WorkItem::ExternalRaised {
+        instance: instance.into(),
+        name: name.into(),
+        data: "1".into(),
+    }
+}
+
 pub fn started_event(instance: &str) -> Event {
     Event::with_event_id(
         1,
