@@ -5,10 +5,7 @@
 -- to the id and removed when the instance is deleted (or its orphaned messages are
 -- dead-lettered), so a re-created instance gets a new row and a new generation. Lock
 -- tokens carry the generation of the row they were issued on (claim_orchestration), so a
--- disposition from an older incarnation is recognised and refused.
-CREATE SEQUENCE __SCHEMA__.instance_generation;
-
--- Existing rows each get their own value from the sequence.
+-- disposition from an older incarnation is recognised and refused. An identity column's
+-- sequence never hands a value out twice; existing rows each get their own.
 ALTER TABLE __SCHEMA__.instance_leases
-    ADD COLUMN generation bigint NOT NULL
-    DEFAULT nextval('__SCHEMA__.instance_generation');
+    ADD COLUMN generation bigint NOT NULL GENERATED ALWAYS AS IDENTITY;

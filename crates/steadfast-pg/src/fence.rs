@@ -3,7 +3,8 @@
 //! they were issued on (migration 0007); a re-created instance has a new row and a new
 //! generation, and every claim a new token. So a token that is not the lease's current
 //! one comes from a claim that was released, superseded, or made on an older incarnation,
-//! and its dispositions are refused. This is the one place that says which.
+//! and its dispositions are refused. This is the one place that says which; a poison
+//! disposition checks the incarnation first, then its execution, then its claim.
 
 use crate::token::Issued;
 
@@ -13,24 +14,27 @@ pub(crate) struct LeaseSnapshot {
     pub generation: i64,
 }
 
-/// Why `token` (issued as `issued`) no longer speaks for the instance whose lease row is
-/// `lease` (`None`: no row, the instance was deleted); `None` when it still does.
-pub(crate) fn refusal(
-    token: &str,
+/// Why a token issued as `issued` is not of the incarnation whose lease row is `lease`
+/// (`None`: no row, the instance was deleted); `None` when it is.
+pub(crate) fn incarnation_refusal(
     issued: &Issued,
     lease: Option<&LeaseSnapshot>,
 ) -> Option<String> {
     let Some(lease) = lease else {
         return Some("the instance was deleted".into());
     };
-    if let Some(g) = issued.generation
-        && g != lease.generation
-    {
-        return Some(format!(
+    match issued.generation {
+        Some(g) if g != lease.generation => Some(format!(
             "the instance was deleted and re-created: the token is of generation {g}, the instance is now at generation {}",
             lease.generation
-        ));
+        )),
+        _ => None,
     }
+}
+
+/// Why `token` is no longer the claim `lease` belongs to (released, or taken over by a
+/// newer claim); `None` while it is.
+pub(crate) fn claim_refusal(token: &str, lease: &LeaseSnapshot) -> Option<String> {
     match lease.token.as_deref() {
         Some(t) if t == token => None,
         Some(_) => Some("a newer claim took the instance over".into()),
@@ -72,25 +76,18 @@ mod tests {
 
     #[test]
     fn only_the_current_claim_of_the_current_generation_speaks_for_the_instance() {
-        assert_eq!(
-            refusal("t", &issued(Some(3)), Some(&lease(Some("t"), 3))),
-            None
-        );
-        assert_eq!(
-            refusal("t", &issued(None), Some(&lease(Some("t"), 3))),
-            None
-        );
-        let cases = [
-            (issued(Some(3)), None, "deleted"),
-            (issued(Some(3)), Some(lease(Some("t"), 4)), "re-created"),
-            (issued(Some(3)), Some(lease(Some("u"), 3)), "newer claim"),
-            (issued(None), Some(lease(Some("u"), 3)), "newer claim"),
-            (issued(Some(3)), Some(lease(None, 3)), "released"),
-        ];
-        for (i, l, why) in cases {
-            let got = refusal("t", &i, l.as_ref()).expect("refused");
-            assert!(got.contains(why), "{got}");
-        }
+        let current = lease(Some("t"), 3);
+        assert_eq!(incarnation_refusal(&issued(Some(3)), Some(&current)), None);
+        assert_eq!(incarnation_refusal(&issued(None), Some(&current)), None);
+        assert_eq!(claim_refusal("t", &current), None);
+        let deleted = incarnation_refusal(&issued(Some(3)), None).unwrap();
+        assert!(deleted.contains("deleted"), "{deleted}");
+        let recreated = incarnation_refusal(&issued(Some(3)), Some(&lease(Some("t"), 4)));
+        assert!(recreated.unwrap().contains("re-created"));
+        let newer = claim_refusal("t", &lease(Some("u"), 3)).unwrap();
+        assert!(newer.contains("newer claim"), "{newer}");
+        let released = claim_refusal("t", &lease(None, 3)).unwrap();
+        assert!(released.contains("released"), "{released}");
     }
 
     #[test]

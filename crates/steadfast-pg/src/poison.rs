@@ -137,21 +137,8 @@ impl PostgresProvider {
             token: row.get("lock_token"),
             generation: row.get("generation"),
         });
-        if let Some(reason) = fence::refusal(lock_token, &issued, snapshot.as_ref()) {
+        if let Some(reason) = fence::incarnation_refusal(&issued, snapshot.as_ref()) {
             return Err(lost(Some(&instance), reason));
-        }
-        let claimed_attempt = lease
-            .as_ref()
-            .map(|row| row.get::<i32, _>("attempt_count").max(0) as u32);
-        if claimed_attempt != Some(details.attempt_count) {
-            return Err(lost(
-                Some(&instance),
-                format!(
-                    "the disposition is for attempt {}, but its claim handed out attempt {}",
-                    details.attempt_count,
-                    claimed_attempt.unwrap_or(0)
-                ),
-            ));
         }
         let state = self
             .query(&self.q.execution_state)
@@ -175,6 +162,25 @@ impl PostgresProvider {
                     format!("execution {execution_id} is already terminal ({s})"),
                 ));
             }
+        }
+        if let Some(reason) = snapshot
+            .as_ref()
+            .and_then(|lease| fence::claim_refusal(lock_token, lease))
+        {
+            return Err(lost(Some(&instance), reason));
+        }
+        let claimed_attempt = lease
+            .as_ref()
+            .map(|row| row.get::<i32, _>("attempt_count").max(0) as u32);
+        if claimed_attempt != Some(details.attempt_count) {
+            return Err(lost(
+                Some(&instance),
+                format!(
+                    "the disposition is for attempt {}, but its claim handed out attempt {}",
+                    details.attempt_count,
+                    claimed_attempt.unwrap_or(0)
+                ),
+            ));
         }
         // The history may have grown since this turn's fetch; keep it append-only by
         // renumbering the disposition's events after whatever is there now.
