@@ -295,6 +295,8 @@ export interface NativeRuntimeOptions {
   redeliveryBackoffJitter?: number
   longPollRecheckMs?: number
   orphanTimeoutMs?: number
+  maxTurnDurationMs?: number
+  maxActivityDurationMs?: number
 }
 
 /** Status of an instance. `output` is JSON text (parsed by the JS layer). */

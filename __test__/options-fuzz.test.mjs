@@ -53,8 +53,10 @@ const MODEL = {
   redeliveryBackoffJitter: { kind: 'number', min: 0, max: 1 },
   longPollRecheckMs: int(10, 60_000),
   orphanTimeoutMs: int(1, 30 * 86_400_000),
+  maxTurnDurationMs: int(100, 86_400_000),
+  maxActivityDurationMs: int(100, 7 * 86_400_000),
 }
-const CLAIM_FIELDS = ['fetchFanout', 'maxClaimAttempts', 'maxClaimDurationMs', 'redeliveryBackoffBaseMs', 'redeliveryBackoffCapMs', 'redeliveryBackoffJitter', 'longPollRecheckMs', 'orphanTimeoutMs']
+const CLAIM_FIELDS = ['fetchFanout', 'maxClaimAttempts', 'maxClaimDurationMs', 'redeliveryBackoffBaseMs', 'redeliveryBackoffCapMs', 'redeliveryBackoffJitter', 'longPollRecheckMs', 'orphanTimeoutMs', 'maxTurnDurationMs', 'maxActivityDurationMs']
 const DEFAULTS = { unregisteredBackoffBaseMs: 1000, unregisteredBackoffMaxMs: 60_000, redeliveryBackoffBaseMs: 20, redeliveryBackoffCapMs: 30_000, workerLockTimeoutMs: 30_000, workerLockRenewalBufferMs: 5000, sessionIdleTimeoutMs: 300_000 }
 
 const PG_MODEL = {

@@ -740,6 +740,18 @@ export interface RuntimeOptions {
    * move to the dead-letter store with reason `orphaned` and a `messagesOrphaned` event. Default 300000.
    */
   orphanTimeoutMs?: number
+  /**
+   * PostgreSQL: the longest one orchestration turn may hold its instance, 100–86400000 ms. Lease
+   * renewals stop this long after the claim, so a turn that never ends (a generator that loops, or
+   * orchestration code that blocks the event loop while Rust keeps renewing) loses its lease; the
+   * instance is redelivered with the attempt counted and ends poisoned at `maxAttempts`. Default 300000.
+   */
+  maxTurnDurationMs?: number
+  /**
+   * PostgreSQL: the same for one activity execution, 100–604800000 ms (7 days). An activity still
+   * running then loses its lease and is redelivered with the attempt counted. Default 3600000.
+   */
+  maxActivityDurationMs?: number
 }
 
 /** Counters since start. */

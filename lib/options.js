@@ -45,6 +45,8 @@ const RUNTIME_FIELDS = {
   redeliveryBackoffJitter: { kind: 'number', min: 0, max: 1, default: 0.2 },
   longPollRecheckMs: { kind: 'int', min: 10, max: 60_000, default: 250 },
   orphanTimeoutMs: { kind: 'int', min: 1, max: 30 * DAY_MS, default: 300_000 },
+  maxTurnDurationMs: { kind: 'int', min: 100, max: DAY_MS, default: 300_000 },
+  maxActivityDurationMs: { kind: 'int', min: 100, max: 7 * DAY_MS, default: 3_600_000 },
 }
 
 const POSTGRES_FIELDS = {

@@ -53,6 +53,8 @@ pub struct NativeRuntimeOptions {
     pub redelivery_backoff_jitter: Option<f64>,
     pub long_poll_recheck_ms: Option<u32>,
     pub orphan_timeout_ms: Option<u32>,
+    pub max_turn_duration_ms: Option<u32>,
+    pub max_activity_duration_ms: Option<u32>,
 }
 
 /// Claim options to merge into a PostgreSQL provider's options for the runtime's own pool.
@@ -66,6 +68,8 @@ pub(crate) struct ClaimOverrides {
     pub backoff_jitter: Option<f64>,
     pub long_poll_recheck: Option<Duration>,
     pub orphan_timeout: Option<Duration>,
+    pub max_turn_duration: Option<Duration>,
+    pub max_activity_duration: Option<Duration>,
     /// Always the runtime's `max_attempts`.
     pub max_attempts: u32,
 }
@@ -96,6 +100,12 @@ impl ClaimOverrides {
         }
         if let Some(v) = self.orphan_timeout {
             c.orphan_timeout = v;
+        }
+        if let Some(v) = self.max_turn_duration {
+            c.max_turn_duration = Some(v);
+        }
+        if let Some(v) = self.max_activity_duration {
+            c.max_activity_duration = Some(v);
         }
         c.max_attempts = Some(self.max_attempts);
     }
@@ -247,6 +257,8 @@ pub(crate) fn build(o: &NativeRuntimeOptions) -> Result<(RuntimeOptions, ClaimOv
         backoff_jitter: o.redelivery_backoff_jitter,
         long_poll_recheck: o.long_poll_recheck_ms.map(ms),
         orphan_timeout: o.orphan_timeout_ms.map(ms),
+        max_turn_duration: o.max_turn_duration_ms.map(ms),
+        max_activity_duration: o.max_activity_duration_ms.map(ms),
         max_attempts: r.max_attempts,
     };
     Ok((r, claim))

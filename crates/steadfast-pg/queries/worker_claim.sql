@@ -7,6 +7,7 @@
 -- $8 session owner.
 UPDATE __SCHEMA__.worker_queue AS w
 SET lock_token = $1,
+    locked_at = clock_timestamp(),
     locked_until = clock_timestamp() + $2::float8 * interval '1 millisecond',
     attempt_count = w.attempt_count + 1,
     backoff_jitter = $3

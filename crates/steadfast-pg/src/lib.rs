@@ -30,6 +30,7 @@ mod admin;
 mod claim;
 pub mod database_url;
 mod dead_letters;
+mod deadline;
 mod diagnostics;
 mod error;
 mod fence;

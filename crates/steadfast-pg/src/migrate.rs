@@ -53,10 +53,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "generations",
         sql: include_str!("../migrations/0007_generations.sql"),
     },
+    Migration {
+        version: 8,
+        name: "lease_deadlines",
+        sql: include_str!("../migrations/0008_lease_deadlines.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 /// Server-side functions, each `functions/<name>.sql`, in the order they are installed
 /// (an SQL-language function's body is checked against those installed before it).

@@ -87,6 +87,17 @@ pub struct ClaimOptions {
     /// table with reason `orphaned` and a `MessagesOrphaned` diagnostic. Default 5 min.
     /// Range 1 ms..=30 days.
     pub orphan_timeout: Duration,
+    /// The longest one orchestration turn may hold its instance: renewals never extend the
+    /// lease past this much after the claim, so a turn that never ends (orchestration code
+    /// that loops or blocks its thread or event loop, while the runtime's renewal task
+    /// keeps running) loses its lease, and the instance is redelivered with the attempt
+    /// counted, up to the attempt ceiling. Default 5 min; `None` = no deadline. Range
+    /// 100 ms..=24 h.
+    pub max_turn_duration: Option<Duration>,
+    /// The same for one activity execution's work-item lease. Default 1 h; `None` = no
+    /// deadline (an activity that never settles then holds its item for ever). Range
+    /// 100 ms..=7 days.
+    pub max_activity_duration: Option<Duration>,
 }
 
 impl Default for ClaimOptions {
@@ -99,6 +110,8 @@ impl Default for ClaimOptions {
             redelivery_backoff: RedeliveryBackoff::default(),
             long_poll_recheck: Duration::from_millis(250),
             orphan_timeout: Duration::from_secs(300),
+            max_turn_duration: Some(Duration::from_secs(300)),
+            max_activity_duration: Some(Duration::from_secs(3600)),
         }
     }
 }
@@ -234,6 +247,17 @@ impl ProviderOptions {
             ms(1),
             ms(30 * 86_400_000),
         )?;
+        if let Some(t) = c.max_turn_duration {
+            range_dur("claim.max_turn_duration", t, ms(100), ms(86_400_000))?;
+        }
+        if let Some(t) = c.max_activity_duration {
+            range_dur(
+                "claim.max_activity_duration",
+                t,
+                ms(100),
+                ms(7 * 86_400_000),
+            )?;
+        }
         let b = &c.redelivery_backoff;
         range_dur(
             "claim.redelivery_backoff.cap",

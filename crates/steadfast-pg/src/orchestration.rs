@@ -231,13 +231,24 @@ impl PostgresProvider {
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
         const OP: &str = "renew_orchestration_item_lock";
-        let done = self
+        let deadline = self.options.claim.max_turn_duration;
+        let row = self
             .query(&self.q.orch_lease_renew)
             .bind(lock_token)
             .bind(millis(extend_for))
-            .execute_on(self, OP)
+            .bind(deadline.map(millis))
+            .fetch_one_on(self, OP)
             .await?;
-        if done.rows_affected() == 0 {
+        if !row.get::<bool, _>("renewed") {
+            if row.get::<bool, _>("past_deadline") {
+                return Err(crate::deadline::reached(
+                    OP,
+                    "turn",
+                    "claim.max_turn_duration",
+                    deadline,
+                    crate::token::token_instance(lock_token).as_deref(),
+                ));
+            }
             self.refuse_if_older_incarnation(lock_token, OP).await;
             return Err(ProviderError::permanent(
                 OP,

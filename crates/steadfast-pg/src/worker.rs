@@ -550,20 +550,31 @@ impl PostgresProvider {
     ) -> Result<(), ProviderError> {
         const OP: &str = "renew_work_item_lock";
         let mut tx = self.begin(OP).await?;
+        let deadline = self.options.claim.max_activity_duration;
         let row = self
             .query(&self.q.worker_renew)
             .bind(token)
             .bind(millis(extend_for))
-            .fetch_optional(&mut *tx)
+            .bind(deadline.map(millis))
+            .fetch_one(&mut *tx)
             .await
             .map_err(|e| db_error(OP, e))?;
-        let Some(row) = row else {
+        if !row.get::<bool, _>("renewed") {
+            if row.get::<bool, _>("past_deadline") {
+                return Err(crate::deadline::reached(
+                    OP,
+                    "activity",
+                    "claim.max_activity_duration",
+                    deadline,
+                    None,
+                ));
+            }
             return Err(ProviderError::permanent(
                 OP,
                 "Lock renewal failed - activity was cancelled or lock expired",
             ));
-        };
-        if let Some(sid) = row.get::<Option<String>, _>(0) {
+        }
+        if let Some(sid) = row.get::<Option<String>, _>("session_id") {
             self.query(&self.q.session_touch)
                 .bind(&sid)
                 .execute(&mut *tx)

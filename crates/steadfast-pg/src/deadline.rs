@@ -1,0 +1,31 @@
+//! Turn and activity deadlines (`ClaimOptions::max_turn_duration`,
+//! `ClaimOptions::max_activity_duration`): the renewal statements stop extending a lease
+//! that far past its claim (`queries/orch_lease_renew.sql`, `queries/worker_renew.sql`).
+//! This is the refusal they then give, logged once per refusal.
+
+use std::time::Duration;
+
+use duroxide::providers::ProviderError;
+
+pub(crate) fn reached(
+    operation: &str,
+    what: &str,
+    option: &str,
+    deadline: Option<Duration>,
+    instance: Option<&str>,
+) -> ProviderError {
+    let ms = deadline.map_or(0, |d| d.as_millis());
+    tracing::warn!(
+        target: "steadfast_pg",
+        event = "steadfast.lease_deadline_reached",
+        instance_id = instance.unwrap_or(""),
+        deadline_ms = ms as u64,
+        "a {what} held its lease for {option} ({ms} ms): renewals stop, the lease lapses and the work is redelivered with the attempt counted"
+    );
+    ProviderError::permanent(
+        operation,
+        format!(
+            "the {what} reached its deadline ({option} = {ms} ms); the lease is no longer renewed"
+        ),
+    )
+}

@@ -1,0 +1,147 @@
+//! Turns and activities that never end (issue 9, item 4): the runtime renews a lease from
+//! its own task however long the work runs, also while orchestration code is stuck in a
+//! loop or has blocked its thread or event loop. With `claim.max_turn_duration` and
+//! `claim.max_activity_duration` the renewal statement never extends a lease past that
+//! much after its claim: the lease lapses, the work is redelivered with the attempt
+//! counted, and the attempt ceiling ends work that always hangs. Before, renewals
+//! succeeded for ever and the stuck item held its instance (or work item) for good.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::harness::{Harness, raised};
+use duroxide::providers::{Provider, TagFilter, WorkItem};
+
+const LEASE: Duration = Duration::from_millis(400);
+const DEADLINE: Duration = Duration::from_millis(1200);
+
+/// Renew `renew` every 100 ms, as the runtime does, until it is refused: how long after
+/// the claim renewals kept succeeding, and the refusal.
+async fn renew_until_refused<F, Fut>(mut renew: F) -> (Duration, String)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), duroxide::providers::ProviderError>>,
+{
+    let claimed = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Err(e) = renew().await {
+            return (claimed.elapsed(), e.to_string());
+        }
+        assert!(
+            claimed.elapsed() < Duration::from_secs(10),
+            "renewed for ever"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_never_ends_loses_its_lease_at_the_deadline_and_ends_poisoned() {
+    let h = Harness::new("deadline_turn", |o| {
+        o.claim.max_turn_duration = Some(DEADLINE);
+        o.claim.max_attempts = Some(1);
+        o.claim.redelivery_backoff.base = Duration::from_millis(1);
+    })
+    .await;
+    let p = &h.provider;
+    h.create_instance("stuck").await;
+    p.enqueue_for_orchestrator(raised("stuck", "go"), None)
+        .await
+        .unwrap();
+    for attempt in 1..=2 {
+        let (item, token, got) = p
+            .fetch_orchestration_item(LEASE, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("redelivered once the hung turn's lease lapsed");
+        assert_eq!((item.instance.as_str(), got), ("stuck", attempt));
+        let (held, why) =
+            renew_until_refused(|| p.renew_orchestration_item_lock(&token, LEASE)).await;
+        assert!(why.contains("max_turn_duration"), "{why}");
+        assert!(
+            held >= DEADLINE - Duration::from_millis(150),
+            "refused after {held:?}"
+        );
+        assert!(
+            held < DEADLINE + LEASE,
+            "renewed past the deadline: {held:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The third claim is the ceiling's: the hung instance ends poisoned, nothing handed out.
+    tokio::time::sleep(LEASE).await;
+    assert!(
+        p.fetch_orchestration_item(LEASE, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let admin = p.as_management_capability().unwrap();
+    assert_eq!(
+        admin.get_instance_info("stuck").await.unwrap().status,
+        "Failed"
+    );
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_that_never_ends_loses_its_lease_at_the_deadline() {
+    let h = Harness::new("deadline_activity", |o| {
+        o.claim.max_activity_duration = Some(DEADLINE);
+        o.claim.redelivery_backoff.base = Duration::from_millis(1);
+    })
+    .await;
+    let p = &h.provider;
+    h.create_instance("o").await;
+    p.enqueue_for_worker(WorkItem::ActivityExecute {
+        instance: "o".into(),
+        execution_id: 1,
+        id: 2,
+        name: "Hangs".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: None,
+    })
+    .await
+    .unwrap();
+    let any = TagFilter::default();
+    let fetch = || p.fetch_work_item(LEASE, Duration::ZERO, None, &any);
+    let (_, token, attempt) = fetch().await.unwrap().unwrap();
+    assert_eq!(attempt, 1);
+    let (held, why) = renew_until_refused(|| p.renew_work_item_lock(&token, LEASE)).await;
+    assert!(why.contains("max_activity_duration"), "{why}");
+    assert!(
+        held >= DEADLINE - Duration::from_millis(150),
+        "refused after {held:?}"
+    );
+    assert!(
+        held < DEADLINE + LEASE,
+        "renewed past the deadline: {held:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, _, attempt) = fetch().await.unwrap().expect("redelivered, counted");
+    assert_eq!(attempt, 2);
+    h.drop().await;
+}
+
+/// Without a deadline (`None`), renewals go on as long as the work does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_deadline_renewals_go_on() {
+    let h = Harness::new("deadline_none", |o| o.claim.max_turn_duration = None).await;
+    let p = &h.provider;
+    h.create_instance("long").await;
+    p.enqueue_for_orchestrator(raised("long", "go"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("long").await;
+    let until = Instant::now() + DEADLINE + LEASE;
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        p.renew_orchestration_item_lock(&token, LEASE)
+            .await
+            .unwrap();
+    }
+    h.drop().await;
+}
