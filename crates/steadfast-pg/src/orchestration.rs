@@ -163,13 +163,19 @@ impl PostgresProvider {
                 .commit_poison_without_lease(tx, lock_token, state, turn, details)
                 .await;
         };
-        self.commit_poison_disposition(tx, &instance, &turn, &details)
+        let (_, written) = self
+            .commit_poison_disposition(tx, &instance, &turn, &details)
             .await?;
+        let what = if written {
+            "poison disposition committed with a live lease"
+        } else {
+            "poison disposition for an execution already terminal: its messages were dead-lettered, the execution left as it ended"
+        };
         self.diagnostics.emit(
             Diagnostic::new(
                 DiagnosticKind::PoisonCommitted,
                 QueueKind::Orchestrator,
-                "poison disposition committed with a live lease",
+                what,
             )
             .instance(&instance)
             .execution(execution_id)

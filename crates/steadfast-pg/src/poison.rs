@@ -47,14 +47,28 @@ impl PostgresProvider {
 
     /// What every poison disposition commits, with or without a live lease: the
     /// instance's messages moved to dead letters, the disposition's turn written, the
-    /// lease released. Returns how many messages moved.
+    /// lease released. The turn is not written into an execution that already ended: the
+    /// runtime decides poison from the attempt count before it reads the history, so a
+    /// late message that keeps failing after its execution completed gets a disposition
+    /// too, and that must not turn a completed execution into a failed one (found by the
+    /// protocol model, docs/model.md). Returns how many messages moved and whether the
+    /// turn was written.
     pub(crate) async fn commit_poison_disposition(
         &self,
         mut tx: Transaction<'static, Postgres>,
         instance: &str,
         turn: &TurnWrite,
         details: &PoisonDetails,
-    ) -> Result<u64, ProviderError> {
+    ) -> Result<(u64, bool), ProviderError> {
+        let status = self
+            .query(&self.q.execution_state)
+            .bind(instance)
+            .bind(turn.execution_id as i64)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(ACK, e))?
+            .and_then(|row| row.get::<Option<String>, _>(1));
+        let ended = status.as_deref().is_some_and(is_terminal);
         let moved = self
             .dead_letter_orchestration_messages(
                 &mut tx,
@@ -64,14 +78,16 @@ impl PostgresProvider {
                 "poison",
             )
             .await?;
-        self.write_turn(&mut tx, instance, turn).await?;
+        if !ended {
+            self.write_turn(&mut tx, instance, turn).await?;
+        }
         self.query(&self.q.orch_lease_release)
             .bind(instance)
             .execute(&mut *tx)
             .await
             .map_err(|e| db_error(ACK, e))?;
         tx.commit().await.map_err(|e| db_error(ACK, e))?;
-        Ok(moved)
+        Ok((moved, !ended))
     }
 
     pub(crate) async fn dead_letter_undecodable(
@@ -200,7 +216,7 @@ impl PostgresProvider {
                 event.event_id = next_id as u64 + offset as u64;
             }
         }
-        let moved = self
+        let (moved, _) = self
             .commit_poison_disposition(tx, &instance, &turn, &details)
             .await?;
         self.diagnostics.emit(

@@ -395,3 +395,59 @@ async fn tokens_carry_the_generation_of_their_incarnation() {
     assert!(next > generation);
     h.drop().await;
 }
+
+/// Found by the model (docs/model.md, counterexample C): duroxide decides poison from the
+/// attempt count before it reads the history, so a message that keeps failing after its
+/// execution completed (a late event) gets a poison disposition with a live lease. That
+/// disposition must not fail the completed execution: its messages are dead-lettered, the
+/// execution keeps its status, output and history. Before, it appended
+/// `OrchestrationFailed` after `OrchestrationCompleted` and turned the instance Failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poison_with_a_live_lease_cannot_fail_a_completed_execution() {
+    let h = Harness::new("fence_terminal", |_| {}).await;
+    let p = &h.provider;
+    let mut rx = p.subscribe();
+    started_with_event(&h, "done", "finish").await;
+    let (_, token, _) = h.fetch_only("done").await;
+    let (completed, meta) = common::harness::completed_turn("done", 2);
+    p.ack_orchestration_item(&token, 1, completed, vec![], vec![], meta, vec![])
+        .await
+        .unwrap();
+    p.enqueue_for_orchestrator(raised("done", "late"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("done").await;
+    p.abandon_orchestration_item(&token, None, false)
+        .await
+        .unwrap();
+    let (_, token, attempt) = h.fetch_only("done").await;
+    assert_eq!(attempt, 2);
+    // The runtime numbers its failure after the history it was handed (two events).
+    let (delta, meta) = poison_turn("done", 3, attempt);
+    p.ack_orchestration_item(&token, 1, delta, vec![], vec![], meta, vec![])
+        .await
+        .expect("the disposition is taken: its messages leave the queue");
+    assert_eq!(status(&h, "done").await, "Completed");
+    let history = p.read("done").await.unwrap();
+    assert_eq!(
+        history.len(),
+        2,
+        "nothing written after the completion: {history:?}"
+    );
+    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert!(letters[0].work_item.contains("late"));
+    assert!(
+        drain(&mut rx)
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::PoisonCommitted && d.reason.contains("terminal")),
+    );
+    assert!(
+        p.fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .is_none(),
+        "queue empty, lease released"
+    );
+    h.drop().await;
+}

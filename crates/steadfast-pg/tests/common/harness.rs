@@ -92,6 +92,26 @@ pub fn poison_turn(
     )
 }
 
+/// An ordinary turn that completes execution 1 with `OrchestrationCompleted` at `event_id`.
+pub fn completed_turn(instance: &str, event_id: u64) -> (Vec<Event>, ExecutionMetadata) {
+    (
+        vec![Event::with_event_id(
+            event_id,
+            instance,
+            1,
+            None,
+            EventKind::OrchestrationCompleted {
+                output: "\"ok\"".into(),
+            },
+        )],
+        ExecutionMetadata {
+            status: Some("Completed".into()),
+            output: Some("\"ok\"".into()),
+            ..running_metadata()
+        },
+    )
+}
+
 pub struct Harness {
     pub schema: String,
     pub provider: Arc<PostgresProvider>,
