@@ -254,7 +254,7 @@ describe('diagnostic events on PostgreSQL', { timeout: 180_000 }, () => {
       assert.equal(p.attemptCount, 3)
       assert.equal(p.maxAttempts, 2)
       assert.match(p.messageKind, /StartOrchestration/)
-      assert.match(p.reason, /lease expired; committed keyed on \(instance, execution 1, attempt 3\)/)
+      assert.match(p.reason, /lease expired; committed keyed on \(instance, generation, execution 1, attempt 3\)/)
 
       const s = await client.waitForOrchestration(id, 30_000)
       assert.equal(s.status, 'Failed')
