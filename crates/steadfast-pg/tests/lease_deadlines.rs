@@ -17,9 +17,9 @@ use duroxide::providers::{Provider, TagFilter, WorkItem};
 const LEASE: Duration = Duration::from_millis(400);
 const DEADLINE: Duration = Duration::from_millis(1200);
 
-/// Renew `renew` every 100 ms, as the runtime does, until it is refused: how long after
-/// the claim renewals kept succeeding, and the refusal.
-async fn renew_until_refused<F, Fut>(mut renew: F) -> (Duration, String)
+/// Renew every 100 ms, as the runtime does, until refused: the refusal must name `option`
+/// and come at the deadline, neither before nor a lease later.
+async fn renew_until_refused<F, Fut>(option: &str, mut renew: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<(), duroxide::providers::ProviderError>>,
@@ -28,7 +28,17 @@ where
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         if let Err(e) = renew().await {
-            return (claimed.elapsed(), e.to_string());
+            let (held, why) = (claimed.elapsed(), e.to_string());
+            assert!(why.contains(option), "{why}");
+            assert!(
+                held >= DEADLINE - Duration::from_millis(150),
+                "refused after {held:?}"
+            );
+            assert!(
+                held < DEADLINE + LEASE,
+                "renewed past the deadline: {held:?}"
+            );
+            return;
         }
         assert!(
             claimed.elapsed() < Duration::from_secs(10),
@@ -57,17 +67,10 @@ async fn a_turn_that_never_ends_loses_its_lease_at_the_deadline_and_ends_poisone
             .unwrap()
             .expect("redelivered once the hung turn's lease lapsed");
         assert_eq!((item.instance.as_str(), got), ("stuck", attempt));
-        let (held, why) =
-            renew_until_refused(|| p.renew_orchestration_item_lock(&token, LEASE)).await;
-        assert!(why.contains("max_turn_duration"), "{why}");
-        assert!(
-            held >= DEADLINE - Duration::from_millis(150),
-            "refused after {held:?}"
-        );
-        assert!(
-            held < DEADLINE + LEASE,
-            "renewed past the deadline: {held:?}"
-        );
+        renew_until_refused("max_turn_duration", || {
+            p.renew_orchestration_item_lock(&token, LEASE)
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The third claim is the ceiling's: the hung instance ends poisoned, nothing handed out.
@@ -110,16 +113,10 @@ async fn an_activity_that_never_ends_loses_its_lease_at_the_deadline() {
     let fetch = || p.fetch_work_item(LEASE, Duration::ZERO, None, &any);
     let (_, token, attempt) = fetch().await.unwrap().unwrap();
     assert_eq!(attempt, 1);
-    let (held, why) = renew_until_refused(|| p.renew_work_item_lock(&token, LEASE)).await;
-    assert!(why.contains("max_activity_duration"), "{why}");
-    assert!(
-        held >= DEADLINE - Duration::from_millis(150),
-        "refused after {held:?}"
-    );
-    assert!(
-        held < DEADLINE + LEASE,
-        "renewed past the deadline: {held:?}"
-    );
+    renew_until_refused("max_activity_duration", || {
+        p.renew_work_item_lock(&token, LEASE)
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (_, _, attempt) = fetch().await.unwrap().expect("redelivered, counted");
     assert_eq!(attempt, 2);
