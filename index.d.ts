@@ -297,6 +297,9 @@ export interface NativeRuntimeOptions {
   orphanTimeoutMs?: number
   maxTurnDurationMs?: number
   maxActivityDurationMs?: number
+  maxBatchMessages?: number
+  maxHistoryEvents?: number
+  maxHistoryBytes?: number
 }
 
 /** Status of an instance. `output` is JSON text (parsed by the JS layer). */

@@ -3,6 +3,7 @@
 // * claimExhausted: an admin connection holds every lease row, maxClaimAttempts 1.
 // * attemptCeilingEnforced (orchestrator and worker queue): attempt_count raised in the
 //   tables above maxAttempts before the runtime claims the messages.
+// * historyTooLarge: an orchestration whose history grows past maxHistoryEvents 4.
 // * ackRejected (worker): the lease expires in the table while the activity is blocked.
 // * ackRejected (orchestrator) + poisonCommittedWithoutLease: a trigger makes one instance's
 //   leases born expired, so every turn's ack is refused until the runtime poisons it.
@@ -28,7 +29,7 @@ const PAYLOAD_KEYS = ['kind', 'queue', 'instanceId', 'executionId', 'attemptCoun
 function record(rt) {
   const typed = []
   const union = []
-  for (const kind of ['poisoned', 'poisonLost', 'poisonCommittedWithoutLease', 'attemptCeilingEnforced', 'ackRejected', 'claimExhausted', 'messagesOrphaned', 'diagnosticsLagged']) {
+  for (const kind of ['poisoned', 'poisonLost', 'poisonCommittedWithoutLease', 'attemptCeilingEnforced', 'historyTooLarge', 'ackRejected', 'claimExhausted', 'messagesOrphaned', 'diagnosticsLagged']) {
     rt.on(kind, (d) => typed.push(d))
   }
   rt.on('diagnostic', (d) => union.push(d))
@@ -165,6 +166,44 @@ describe('diagnostic events on PostgreSQL', { timeout: 180_000 }, () => {
       const letters = await client.listDeadLetters({})
       assert.ok(letters.some((l) => l.instanceId === orchId && l.queue === 'orchestrator' && l.reason === 'attempt_ceiling'))
       assert.ok(letters.some((l) => l.instanceId === workId && l.queue === 'worker' && l.reason === 'attempt_ceiling'))
+    } finally {
+      await rt?.shutdown(2000)
+      await env.cleanup()
+    }
+  })
+
+  test('historyTooLarge: a history past maxHistoryEvents fails its execution once, with the reason', async () => {
+    const env = await pgEnv('ev_history')
+    let rt
+    try {
+      const client = new Client(env.provider)
+      const id = uid('long-history')
+      rt = new Runtime(env.provider, { ...FAST, maxAttempts: 3, maxHistoryEvents: 4 })
+      rt.registerActivity('Step', async (_ctx, n) => n)
+      rt.registerOrchestration('Steps', function* (ctx) {
+        for (let n = 0; n < 5; n++) yield ctx.scheduleActivity('Step', n)
+        return 'done'
+      })
+      const events = record(rt)
+      await rt.start()
+      await client.startOrchestration(id, 'Steps')
+
+      const e = await events.next((d) => d.kind === 'historyTooLarge' && d.instanceId === id, 'historyTooLarge')
+      assert.equal(e.queue, 'orchestrator')
+      assert.equal(e.executionId, 1)
+      assert.equal(e.attemptCount, null)
+      assert.equal(e.maxAttempts, 3)
+      assert.match(e.messageKind, /ActivityCompleted/)
+      assert.match(e.reason, /claim\.max_history_events.*the claim failed the execution and moved 1 message/)
+      assert.equal(e.source, 'provider')
+
+      const s = await client.waitForOrchestration(id, 60_000)
+      assert.equal(s.status, 'Failed')
+      assert.equal(s.errorCategory, 'infrastructure')
+      assert.match(s.error, /infrastructure:load_history: the history of execution 1 has more than 4 events \(claim\.max_history_events\)/)
+      const letters = await client.listDeadLetters({})
+      assert.deepEqual(letters.filter((l) => l.instanceId === id).map((l) => l.reason), ['history_too_large'])
+      assert.equal(events.typed.filter((d) => d.kind === 'historyTooLarge').length, 1, 'once')
     } finally {
       await rt?.shutdown(2000)
       await env.cleanup()

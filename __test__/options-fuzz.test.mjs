@@ -55,8 +55,11 @@ const MODEL = {
   orphanTimeoutMs: int(1, 30 * 86_400_000),
   maxTurnDurationMs: int(100, 86_400_000),
   maxActivityDurationMs: int(100, 7 * 86_400_000),
+  maxBatchMessages: int(1, 1_000_000),
+  maxHistoryEvents: int(1, 100_000_000),
+  maxHistoryBytes: int(1024, 1_073_741_824),
 }
-const CLAIM_FIELDS = ['fetchFanout', 'maxClaimAttempts', 'maxClaimDurationMs', 'redeliveryBackoffBaseMs', 'redeliveryBackoffCapMs', 'redeliveryBackoffJitter', 'longPollRecheckMs', 'orphanTimeoutMs', 'maxTurnDurationMs', 'maxActivityDurationMs']
+const CLAIM_FIELDS = ['fetchFanout', 'maxClaimAttempts', 'maxClaimDurationMs', 'redeliveryBackoffBaseMs', 'redeliveryBackoffCapMs', 'redeliveryBackoffJitter', 'longPollRecheckMs', 'orphanTimeoutMs', 'maxTurnDurationMs', 'maxActivityDurationMs', 'maxBatchMessages', 'maxHistoryEvents', 'maxHistoryBytes']
 const DEFAULTS = { unregisteredBackoffBaseMs: 1000, unregisteredBackoffMaxMs: 60_000, redeliveryBackoffBaseMs: 20, redeliveryBackoffCapMs: 30_000, workerLockTimeoutMs: 30_000, workerLockRenewalBufferMs: 5000, sessionIdleTimeoutMs: 300_000 }
 
 const PG_MODEL = {

@@ -752,6 +752,23 @@ export interface RuntimeOptions {
    * running then loses its lease and is redelivered with the attempt counted. Default 3600000.
    */
   maxActivityDurationMs?: number
+  /**
+   * PostgreSQL: the most orchestrator messages one turn is handed, 1–1000000 (its oldest ones; the
+   * rest follow in the next turns; an instance's start is always in its first). Default 1000.
+   */
+  maxBatchMessages?: number
+  /**
+   * PostgreSQL: the most history events of one execution a claim loads, 1–100000000. An instance
+   * over it is not run: its execution fails (non-retryable, naming this option), its messages move
+   * to the dead-letter store with reason `history_too_large`, and a `historyTooLarge` event fires.
+   * Default 50000.
+   */
+  maxHistoryEvents?: number
+  /**
+   * PostgreSQL: the same for the history's stored size in bytes (as PostgreSQL stores it, possibly
+   * compressed), 1024–1073741824. Default 52428800 (50 MiB).
+   */
+  maxHistoryBytes?: number
 }
 
 /** Counters since start. */
@@ -798,6 +815,8 @@ interface DiagnosticBase {
  * - `poisonCommittedWithoutLease`: (PostgreSQL) committed although its lease had expired — the case upstream providers lose.
  * - `poisonLost`: a poison disposition could not be committed; `reason` says why.
  * - `attemptCeilingEnforced`: (PostgreSQL) the claim stopped a message past `maxAttempts + 1` and dead-lettered it.
+ * - `historyTooLarge`: (PostgreSQL) the claim stopped an instance whose history is over `maxHistoryEvents` or
+ *   `maxHistoryBytes`: it failed the execution and dead-lettered its messages with reason `history_too_large`.
  * - `ackRejected`: (PostgreSQL) an ordinary ack was refused because its lock token is dead.
  * - `claimExhausted`: (PostgreSQL) a fetch used up its tries or time.
  * - `messagesOrphaned`: (PostgreSQL) messages to an instance that nothing started waited `orphanTimeoutMs`
@@ -809,6 +828,7 @@ export type Diagnostic =
   | (DiagnosticBase & { kind: 'poisonCommittedWithoutLease' })
   | (DiagnosticBase & { kind: 'poisonLost' })
   | (DiagnosticBase & { kind: 'attemptCeilingEnforced' })
+  | (DiagnosticBase & { kind: 'historyTooLarge' })
   | (DiagnosticBase & { kind: 'ackRejected' })
   | (DiagnosticBase & { kind: 'claimExhausted' })
   | (DiagnosticBase & { kind: 'messagesOrphaned' })

@@ -47,6 +47,9 @@ const RUNTIME_FIELDS = {
   orphanTimeoutMs: { kind: 'int', min: 1, max: 30 * DAY_MS, default: 300_000 },
   maxTurnDurationMs: { kind: 'int', min: 100, max: DAY_MS, default: 300_000 },
   maxActivityDurationMs: { kind: 'int', min: 100, max: 7 * DAY_MS, default: 3_600_000 },
+  maxBatchMessages: { kind: 'int', min: 1, max: 1_000_000, default: 1000 },
+  maxHistoryEvents: { kind: 'int', min: 1, max: 100_000_000, default: 50_000 },
+  maxHistoryBytes: { kind: 'int', min: 1024, max: 1_073_741_824, default: 52_428_800 },
 }
 
 const POSTGRES_FIELDS = {

@@ -17,6 +17,7 @@ const DIAGNOSTIC_KINDS = new Set([
   'poisonLost',
   'poisonCommittedWithoutLease',
   'attemptCeilingEnforced',
+  'historyTooLarge',
   'ackRejected',
   'claimExhausted',
   'messagesOrphaned',

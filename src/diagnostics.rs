@@ -36,7 +36,8 @@ pub(crate) type DiagnosticCallback = ThreadsafeFunction<String, (), String, Stat
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DiagnosticEvent {
     /// `poisoned`, `poisonLost`, `poisonCommittedWithoutLease`, `attemptCeilingEnforced`,
-    /// `ackRejected`, `claimExhausted`, `messagesOrphaned` or `diagnosticsLagged`.
+    /// `historyTooLarge`, `ackRejected`, `claimExhausted`, `messagesOrphaned` or
+    /// `diagnosticsLagged`.
     pub kind: &'static str,
     /// `orchestrator` or `worker`.
     pub queue: &'static str,
@@ -66,6 +67,7 @@ impl DiagnosticEvent {
             DiagnosticKind::PoisonCommittedWithoutLease => "poisonCommittedWithoutLease",
             DiagnosticKind::PoisonLost => "poisonLost",
             DiagnosticKind::AttemptCeilingEnforced => "attemptCeilingEnforced",
+            DiagnosticKind::HistoryTooLarge => "historyTooLarge",
             DiagnosticKind::ClaimExhausted => "claimExhausted",
             DiagnosticKind::AckRejected => "ackRejected",
             DiagnosticKind::MessagesOrphaned => "messagesOrphaned",

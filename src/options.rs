@@ -55,6 +55,9 @@ pub struct NativeRuntimeOptions {
     pub orphan_timeout_ms: Option<u32>,
     pub max_turn_duration_ms: Option<u32>,
     pub max_activity_duration_ms: Option<u32>,
+    pub max_batch_messages: Option<u32>,
+    pub max_history_events: Option<u32>,
+    pub max_history_bytes: Option<u32>,
 }
 
 /// Claim options to merge into a PostgreSQL provider's options for the runtime's own pool.
@@ -70,6 +73,9 @@ pub(crate) struct ClaimOverrides {
     pub orphan_timeout: Option<Duration>,
     pub max_turn_duration: Option<Duration>,
     pub max_activity_duration: Option<Duration>,
+    pub max_batch_messages: Option<u32>,
+    pub max_history_events: Option<u32>,
+    pub max_history_bytes: Option<u32>,
     /// Always the runtime's `max_attempts`.
     pub max_attempts: u32,
 }
@@ -106,6 +112,15 @@ impl ClaimOverrides {
         }
         if let Some(v) = self.max_activity_duration {
             c.max_activity_duration = Some(v);
+        }
+        if let Some(v) = self.max_batch_messages {
+            c.max_batch_messages = Some(v);
+        }
+        if let Some(v) = self.max_history_events {
+            c.max_history_events = Some(v);
+        }
+        if let Some(v) = self.max_history_bytes {
+            c.max_history_bytes = Some(v.into());
         }
         c.max_attempts = Some(self.max_attempts);
     }
@@ -259,6 +274,9 @@ pub(crate) fn build(o: &NativeRuntimeOptions) -> Result<(RuntimeOptions, ClaimOv
         orphan_timeout: o.orphan_timeout_ms.map(ms),
         max_turn_duration: o.max_turn_duration_ms.map(ms),
         max_activity_duration: o.max_activity_duration_ms.map(ms),
+        max_batch_messages: o.max_batch_messages,
+        max_history_events: o.max_history_events,
+        max_history_bytes: o.max_history_bytes,
         max_attempts: r.max_attempts,
     };
     Ok((r, claim))

@@ -66,7 +66,7 @@ CREATE FUNCTION steadfast.append_history(p_instance text, p_execution bigint, p_
     FROM unnest(p_event_ids, p_event_types, p_event_texts) AS t(event_id, event_type, event_data)
 $$;
 
-CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT ceiling_instances text[], OUT ceiling_executions bigint[], OUT ceiling_failed boolean[], OUT ceiling_moved integer[], OUT ceiling_kinds text[]) RETURNS record
+CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[]) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -75,11 +75,15 @@ DECLARE
     v_missing text[];
     v_candidate text;
     v_generation bigint;
-    v_stopped_execution bigint;
-    v_stopped_failed boolean;
-    v_stopped_moved integer;
-    v_stopped_kinds text;
-    v_error text;
+    v_instance_started boolean;
+    v_history_count bigint;
+    v_history_bytes bigint;
+    v_limit text;
+    v_token text;
+    v_ids bigint[];
+    v_items text[];
+    v_attempts integer[];
+    v_timed_out boolean;
 BEGIN
     tries := 0;
     parked_instances := 0;
@@ -169,64 +173,67 @@ BEGIN
                 WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
                   AND q.attempt_count > p_max_attempts
             ) THEN
-                BEGIN
-                    SELECT f.execution_id, f.failed, f.moved, f.kinds
-                    INTO v_stopped_execution, v_stopped_failed, v_stopped_moved, v_stopped_kinds
-                    FROM steadfast.fail_at_ceiling(v_candidate, p_max_attempts,
-                                                    p_event_version) AS f;
-                EXCEPTION WHEN others THEN
-                    -- Data this build cannot make sense of must not stop every claim that
-                    -- meets it: the ceiling still holds, the execution is left unfailed.
-                    GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
-                    v_stopped_execution := NULL;
-                    v_stopped_failed := false;
-                    v_stopped_kinds := NULL;
-                    v_stopped_moved := steadfast.dead_letter_handed_out(
-                        v_candidate, NULL, p_max_attempts, 'attempt_ceiling',
-                        'attempt ceiling reached; failing the execution raised: ' || v_error);
-                    PERFORM steadfast.release_lease(v_candidate);
-                END;
-                ceiling_instances := array_append(ceiling_instances, v_candidate);
-                ceiling_executions := array_append(ceiling_executions, v_stopped_execution);
-                ceiling_failed := array_append(ceiling_failed, v_stopped_failed);
-                ceiling_moved := array_append(ceiling_moved, v_stopped_moved);
-                ceiling_kinds := array_append(ceiling_kinds, v_stopped_kinds);
+                stopped := array_append(stopped, (
+                    SELECT (to_jsonb(f) || jsonb_build_object('instance', v_candidate,
+                                                              'reason', 'attempt_ceiling'))::text
+                    FROM steadfast.fail_stopped_instance(v_candidate, p_max_attempts,
+                                                          p_event_version, 'attempt_ceiling',
+                                                          NULL) AS f));
                 CONTINUE;
             END IF;
 
-            token := 'sf2.' || p_nonce || '.' || v_generation || '.'
+            v_token := 'sf2.' || p_nonce || '.' || v_generation || '.'
                      || encode(convert_to(v_candidate, 'UTF8'), 'hex');
-            -- Only the lease holder touches an instance's messages: this never waits.
-            WITH tagged AS (
-                UPDATE steadfast.orchestrator_queue AS q
-                SET lock_token = token, attempt_count = q.attempt_count + 1, waiting = false
-                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
-                RETURNING q.id, q.work_item, q.attempt_count
-            )
-            SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
-                   array_agg(t.attempt_count ORDER BY t.id)
-            INTO msg_ids, msg_items, msg_attempts
-            FROM tagged AS t;
-            CONTINUE WHEN msg_ids IS NULL;
-
-            claimed_instance := v_candidate;
             SELECT i.orchestration_name, i.orchestration_version, i.current_execution_id
             INTO orch_name, orch_version, exec_id
             FROM steadfast.instances AS i
             WHERE i.instance_id = v_candidate;
             has_instance := FOUND;
+            v_instance_started := has_instance;
             IF NOT has_instance THEN
                 -- History written without instance metadata: the client recovers name
                 -- and version from the latest execution's start event.
                 SELECT COALESCE(max(e.execution_id), 1) INTO exec_id
                 FROM steadfast.executions AS e
                 WHERE e.instance_id = v_candidate;
+                v_instance_started := EXISTS (SELECT 1 FROM steadfast.history AS h
+                                     WHERE h.instance_id = v_candidate
+                                       AND h.execution_id = exec_id
+                                       AND h.event_type = 'OrchestrationStarted');
             END IF;
-            IF NOT has_instance
-               AND NOT EXISTS (SELECT 1 FROM steadfast.history AS h
-                               WHERE h.instance_id = v_candidate AND h.execution_id = exec_id
-                                 AND h.event_type = 'OrchestrationStarted')
-               AND NOT EXISTS (SELECT 1 FROM unnest(msg_items) AS m(item)
+
+            -- Only the lease holder touches an instance's messages: this never waits.
+            WITH batch AS (
+                SELECT q.id
+                FROM steadfast.orchestrator_queue AS q
+                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
+                ORDER BY (NOT v_instance_started AND NOT steadfast.starts_instance(q.work_item)),
+                         q.visible_at, q.id
+                LIMIT p_max_batch
+            ), tagged AS (
+                UPDATE steadfast.orchestrator_queue AS q
+                SET lock_token = v_token, attempt_count = q.attempt_count + 1, waiting = false
+                FROM batch AS b
+                WHERE q.id = b.id
+                RETURNING q.id, q.work_item, q.attempt_count
+            )
+            SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
+                   array_agg(t.attempt_count ORDER BY t.id)
+            INTO v_ids, v_items, v_attempts
+            FROM tagged AS t;
+            CONTINUE WHEN v_ids IS NULL;
+            IF NOT v_instance_started AND cardinality(v_ids) = p_max_batch THEN
+                -- A batch cut short by the cap that starts the instance: what it left
+                -- waiting is ready from now on (an instance this batch does not start
+                -- gets its messages put back to waiting below).
+                UPDATE steadfast.orchestrator_queue AS q
+                SET waiting = false
+                WHERE q.instance_id = v_candidate AND q.waiting AND q.lock_token IS NULL
+                  AND q.visible_at <= clock_timestamp();
+            END IF;
+
+            IF NOT v_instance_started
+               AND NOT EXISTS (SELECT 1 FROM unnest(v_items) AS m(item)
                                WHERE steadfast.starts_instance(m.item)) THEN
                 -- Runnable, yet never started and nothing here starts it (its start was
                 -- dead-lettered, or acked without writing anything). Its messages are put
@@ -234,22 +241,56 @@ BEGIN
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE steadfast.orchestrator_queue AS q
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
-                WHERE q.lock_token = token;
+                WHERE q.lock_token = v_token;
+                UPDATE steadfast.orchestrator_queue AS q
+                SET waiting = true
+                WHERE q.instance_id = v_candidate AND NOT q.waiting AND q.lock_token IS NULL
+                  AND q.visible_at <= clock_timestamp();
                 UPDATE steadfast.instance_leases AS l
                 SET runnable_from = steadfast.first_queued_start(v_candidate)
                 WHERE l.instance_id = v_candidate;
                 parked_instances := parked_instances + 1;
-                claimed_instance := NULL;
-                token := NULL;
-                msg_ids := NULL;
-                msg_items := NULL;
-                msg_attempts := NULL;
                 CONTINUE;
             END IF;
+            v_timed_out := false;
             BEGIN
-                SELECT array_agg(h.event_data ORDER BY h.event_id) INTO history_events
-                FROM steadfast.history AS h
-                WHERE h.instance_id = v_candidate AND h.execution_id = exec_id;
+                SELECT array_agg(b.event_data ORDER BY b.event_id)
+                           FILTER (WHERE b.stored <= p_max_history_bytes
+                                         OR p_max_history_bytes IS NULL),
+                       count(*), max(b.stored)
+                INTO history_events, v_history_count, v_history_bytes
+                FROM (
+                    SELECT h.event_id, h.event_data,
+                           sum(CASE WHEN p_max_history_bytes IS NULL THEN 0
+                                    ELSE pg_column_size(h.event_data) END)
+                               OVER (ORDER BY h.event_id) AS stored
+                    FROM steadfast.history AS h
+                    WHERE h.instance_id = v_candidate AND h.execution_id = exec_id
+                    ORDER BY h.event_id
+                    LIMIT p_max_history_events::bigint + 1
+                ) AS b;
+                v_limit := CASE
+                    WHEN v_history_count > p_max_history_events THEN format(
+                        'the history of execution %s has more than %s events '
+                        '(claim.max_history_events); the instance cannot be loaded',
+                        exec_id, p_max_history_events)
+                    WHEN v_history_bytes > p_max_history_bytes THEN format(
+                        'the history of execution %s is larger than %s stored bytes '
+                        '(claim.max_history_bytes); the instance cannot be loaded',
+                        exec_id, p_max_history_bytes)
+                END;
+                IF v_limit IS NOT NULL THEN
+                    history_events := NULL;
+                    stopped := array_append(stopped, (
+                        SELECT (to_jsonb(f) || jsonb_build_object(
+                                   'instance', v_candidate,
+                                   'reason', 'history_too_large'))::text
+                        FROM steadfast.fail_stopped_instance(v_candidate, p_max_attempts,
+                                                              p_event_version,
+                                                              'history_too_large',
+                                                              v_limit) AS f));
+                    CONTINUE;
+                END IF;
                 SELECT array_agg(k.key), array_agg(k.value), array_agg(k.last_updated_at_ms)
                 INTO kv_keys, kv_values, kv_times
                 FROM steadfast.kv_store AS k
@@ -260,21 +301,22 @@ BEGIN
                 -- attempt stays counted and the lease is stamped already expired, so the
                 -- instance backs off like any lease that ran out, and the attempt ceiling
                 -- ends one that always times out. Only this block is undone.
-                PERFORM steadfast.stamp_lease(
-                    v_candidate, token, 0,
-                    (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
                 history_events := NULL;
                 kv_keys := NULL;
                 kv_values := NULL;
                 kv_times := NULL;
-                outcome := 'timed_out';
-                RETURN;
+                v_timed_out := true;
             END;
 
+            claimed_instance := v_candidate;
+            token := v_token;
+            msg_ids := v_ids;
+            msg_items := v_items;
+            msg_attempts := v_attempts;
             lease_ms := steadfast.stamp_lease(
-                v_candidate, token, p_lock_ms,
-                (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
-            outcome := 'claimed';
+                v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
+                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
+            outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
             RETURN;
         END LOOP;
     END LOOP;
@@ -356,7 +398,7 @@ CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_e
     FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags)
 $$;
 
-CREATE FUNCTION steadfast.fail_at_ceiling(p_instance text, p_max_attempts integer, p_event_version text, OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text) RETURNS record
+CREATE FUNCTION steadfast.fail_stopped_instance(p_instance text, p_max_attempts integer, p_event_version text, p_reason text, p_limit text, OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -377,6 +419,7 @@ DECLARE
     v_events jsonb[] := '{}';
     v_parent text;
     v_parent_execution bigint;
+    v_error text;
 BEGIN
     SELECT '[' || string_agg(q.work_item, ',' ORDER BY q.id) || ']' INTO v_batch
     FROM steadfast.orchestrator_queue AS q
@@ -408,12 +451,12 @@ BEGIN
     execution_id := COALESCE(execution_id, 1);
     SELECT e.status INTO v_status
     FROM steadfast.executions AS e
-    WHERE e.instance_id = p_instance AND e.execution_id = fail_at_ceiling.execution_id;
+    WHERE e.instance_id = p_instance AND e.execution_id = fail_stopped_instance.execution_id;
     IF v_status = 'ContinuedAsNew' AND v_start_kind = 'ContinueAsNew' THEN
         execution_id := execution_id + 1;
         SELECT e.status INTO v_status
         FROM steadfast.executions AS e
-        WHERE e.instance_id = p_instance AND e.execution_id = fail_at_ceiling.execution_id;
+        WHERE e.instance_id = p_instance AND e.execution_id = fail_stopped_instance.execution_id;
     END IF;
     IF NOT v_has_instance THEN
         v_name := COALESCE(v_start ->> 'orchestration', 'unknown');
@@ -421,24 +464,31 @@ BEGIN
     END IF;
     v_version := COALESCE(v_version, 'unknown');
 
-    v_details := jsonb_build_object('Poison', jsonb_build_object(
-        'attempt_count', v_handed_out,
-        'max_attempts', p_max_attempts,
-        'message_type', jsonb_build_object('Orchestration', jsonb_build_object(
-            'instance', p_instance, 'execution_id', execution_id)),
-        'message', COALESCE(v_batch, '[]')));
-    v_display := format('poison: orchestration %s exceeded %s attempts (max %s)',
-                        p_instance, v_handed_out, p_max_attempts);
+    IF p_limit IS NULL THEN
+        v_details := jsonb_build_object('Poison', jsonb_build_object(
+            'attempt_count', v_handed_out,
+            'max_attempts', p_max_attempts,
+            'message_type', jsonb_build_object('Orchestration', jsonb_build_object(
+                'instance', p_instance, 'execution_id', execution_id)),
+            'message', COALESCE(v_batch, '[]')));
+        v_display := format('poison: orchestration %s exceeded %s attempts (max %s)',
+                            p_instance, v_handed_out, p_max_attempts);
+    ELSE
+        -- duroxide's own rendering of these details (ErrorDetails::display_message).
+        v_details := jsonb_build_object('Infrastructure', jsonb_build_object(
+            'operation', 'load_history', 'message', p_limit, 'retryable', false));
+        v_display := 'infrastructure:load_history: ' || p_limit;
+    END IF;
 
     moved := steadfast.dead_letter_handed_out(p_instance, execution_id, p_max_attempts,
-                                               'attempt_ceiling', v_display);
+                                               p_reason, v_display);
 
     failed := COALESCE(v_status NOT IN ('Completed', 'Failed', 'ContinuedAsNew'), true)
               AND (v_has_instance OR v_start IS NOT NULL);
     IF failed THEN
         SELECT COALESCE(max(h.event_id), 0) + 1 INTO v_next_id
         FROM steadfast.history AS h
-        WHERE h.instance_id = p_instance AND h.execution_id = fail_at_ceiling.execution_id;
+        WHERE h.instance_id = p_instance AND h.execution_id = fail_stopped_instance.execution_id;
         IF v_next_id = 1 AND v_start IS NOT NULL THEN
             v_link := v_start;
             v_events := array_append(v_events, (
@@ -460,7 +510,7 @@ BEGIN
         ELSIF v_next_id > 1 THEN
             SELECT steadfast.try_jsonb(h.event_data) INTO v_link
             FROM steadfast.history AS h
-            WHERE h.instance_id = p_instance AND h.execution_id = fail_at_ceiling.execution_id
+            WHERE h.instance_id = p_instance AND h.execution_id = fail_stopped_instance.execution_id
             ORDER BY h.event_id
             LIMIT 1;
             IF v_link ->> 'type' IS DISTINCT FROM 'OrchestrationStarted' THEN
@@ -508,6 +558,24 @@ BEGIN
             CASE WHEN v_parent IS NULL THEN '{}' ELSE ARRAY[NULL::float8] END);
     END IF;
     PERFORM steadfast.release_lease(p_instance);
+EXCEPTION WHEN others THEN
+    GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+    execution_id := NULL;
+    failed := false;
+    kinds := NULL;
+    BEGIN
+        moved := steadfast.dead_letter_handed_out(
+            p_instance, NULL, p_max_attempts, p_reason,
+            format('%s; failing the execution raised: %s',
+                   COALESCE('infrastructure:load_history: ' || p_limit,
+                            'attempt ceiling reached'),
+                   v_error));
+        PERFORM steadfast.release_lease(p_instance);
+    EXCEPTION WHEN others THEN
+        GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+        moved := 0;
+        kinds := 'error: ' || v_error;
+    END;
 END;
 $$;
 

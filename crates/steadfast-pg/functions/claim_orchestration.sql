@@ -1,13 +1,17 @@
--- The OUT columns changed in schema version 6 (dropped_messages became parked_instances)
--- and again with the ceiling (the ceiling_* columns). The two trailing parameters have
--- defaults, so a process of the previous build calling it with twelve arguments still
--- claims (without the ceiling) while a rolling upgrade replaces it.
+-- The OUT columns changed in schema version 6 (dropped_messages became parked_instances),
+-- again with the ceiling (the ceiling_* columns) and again with the per-claim limits
+-- (`stopped` replaced them). The trailing parameters have defaults, so a process of an earlier
+-- build calling it with twelve or fourteen arguments still claims (without the ceiling or
+-- the limits) while a rolling upgrade replaces it.
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[]);
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[], integer, text);
+DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
+    text, float8, real, integer, integer, integer, float8, float8, float8,
+    boolean, integer[], integer[], integer, text, integer, integer, bigint);
 
 -- Claim one instance's visible orchestrator messages.
 --
@@ -30,14 +34,23 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- The attempt ceiling (p_max_attempts, NULL = none) is decided here, before anything is
 -- counted or read: a candidate with a visible message already handed out
 -- p_max_attempts + 1 times is failed as poison in this same statement
--- (functions/fail_at_ceiling.sql, one try) and the claim moves on. So no lost reply, crash
--- or failing statement after this one can let a count pass p_max_attempts + 1. The
--- instances it stopped are returned in the ceiling_* columns, for diagnostics.
+-- (functions/fail_stopped_instance.sql, one try) and the claim moves on. So no lost
+-- reply, crash or failing statement after this one can let a count pass
+-- p_max_attempts + 1. The instances it stopped are returned in `stopped`, for
+-- diagnostics: one JSON object per instance, fail_stopped_instance's columns with the
+-- instance and the reason.
 --
--- On success the instance's visible messages (waiting ones included) are tagged with the
--- token 'sf2.<p_nonce>.<generation>.<hex(instance)>' (the generation of the lease row,
--- migration 0007) and their attempt counted, the instance's
--- metadata, history and KV snapshot are read, and the lease is stamped LAST, once.
+-- On success the instance's oldest visible messages (waiting ones included; at most
+-- p_max_batch, NULL = all, and for an instance not yet started its starts first, so that
+-- a batch cut short still starts it) are tagged with the token
+-- 'sf2.<p_nonce>.<generation>.<hex(instance)>' (the generation of the lease row,
+-- migration 0007) and their attempt counted, the instance's metadata, history and KV
+-- snapshot are read, and the lease is stamped LAST, once. Messages past the cap stay
+-- queued for the instance's next claim. The history is read in event order and at most
+-- p_max_history_events events or p_max_history_bytes stored bytes (pg_column_size, so
+-- nothing past the limit is decompressed); an instance over either limit is stopped like
+-- one at the ceiling, with reason 'history_too_large', instead of being handed out, so a
+-- history too large to load fails once, with a reason, rather than erroring every claim.
 -- Outcome: 'claimed', 'empty', 'exhausted', or 'timed_out' (statement_timeout ran out while
 -- reading the claimed instance, which is then left counted and backing off).
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
@@ -46,14 +59,15 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_base_ms float8, p_cap_ms float8,
     p_filter boolean, p_min integer[], p_max integer[],
     p_max_attempts integer DEFAULT NULL, p_event_version text DEFAULT 'unknown',
+    p_max_batch integer DEFAULT NULL, p_max_history_events integer DEFAULT NULL,
+    p_max_history_bytes bigint DEFAULT NULL,
     OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text,
     OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[],
     OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean,
     OUT history_events text[],
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
     OUT lease_ms float8, OUT parked_instances integer,
-    OUT ceiling_instances text[], OUT ceiling_executions bigint[],
-    OUT ceiling_failed boolean[], OUT ceiling_moved integer[], OUT ceiling_kinds text[]
+    OUT stopped text[]
 ) LANGUAGE plpgsql AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
@@ -61,11 +75,15 @@ DECLARE
     v_missing text[];
     v_candidate text;
     v_generation bigint;
-    v_stopped_execution bigint;
-    v_stopped_failed boolean;
-    v_stopped_moved integer;
-    v_stopped_kinds text;
-    v_error text;
+    v_instance_started boolean;
+    v_history_count bigint;
+    v_history_bytes bigint;
+    v_limit text;
+    v_token text;
+    v_ids bigint[];
+    v_items text[];
+    v_attempts integer[];
+    v_timed_out boolean;
 BEGIN
     tries := 0;
     parked_instances := 0;
@@ -155,64 +173,67 @@ BEGIN
                 WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
                   AND q.attempt_count > p_max_attempts
             ) THEN
-                BEGIN
-                    SELECT f.execution_id, f.failed, f.moved, f.kinds
-                    INTO v_stopped_execution, v_stopped_failed, v_stopped_moved, v_stopped_kinds
-                    FROM __SCHEMA__.fail_at_ceiling(v_candidate, p_max_attempts,
-                                                    p_event_version) AS f;
-                EXCEPTION WHEN others THEN
-                    -- Data this build cannot make sense of must not stop every claim that
-                    -- meets it: the ceiling still holds, the execution is left unfailed.
-                    GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
-                    v_stopped_execution := NULL;
-                    v_stopped_failed := false;
-                    v_stopped_kinds := NULL;
-                    v_stopped_moved := __SCHEMA__.dead_letter_handed_out(
-                        v_candidate, NULL, p_max_attempts, 'attempt_ceiling',
-                        'attempt ceiling reached; failing the execution raised: ' || v_error);
-                    PERFORM __SCHEMA__.release_lease(v_candidate);
-                END;
-                ceiling_instances := array_append(ceiling_instances, v_candidate);
-                ceiling_executions := array_append(ceiling_executions, v_stopped_execution);
-                ceiling_failed := array_append(ceiling_failed, v_stopped_failed);
-                ceiling_moved := array_append(ceiling_moved, v_stopped_moved);
-                ceiling_kinds := array_append(ceiling_kinds, v_stopped_kinds);
+                stopped := array_append(stopped, (
+                    SELECT (to_jsonb(f) || jsonb_build_object('instance', v_candidate,
+                                                              'reason', 'attempt_ceiling'))::text
+                    FROM __SCHEMA__.fail_stopped_instance(v_candidate, p_max_attempts,
+                                                          p_event_version, 'attempt_ceiling',
+                                                          NULL) AS f));
                 CONTINUE;
             END IF;
 
-            token := 'sf2.' || p_nonce || '.' || v_generation || '.'
+            v_token := 'sf2.' || p_nonce || '.' || v_generation || '.'
                      || encode(convert_to(v_candidate, 'UTF8'), 'hex');
-            -- Only the lease holder touches an instance's messages: this never waits.
-            WITH tagged AS (
-                UPDATE __SCHEMA__.orchestrator_queue AS q
-                SET lock_token = token, attempt_count = q.attempt_count + 1, waiting = false
-                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
-                RETURNING q.id, q.work_item, q.attempt_count
-            )
-            SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
-                   array_agg(t.attempt_count ORDER BY t.id)
-            INTO msg_ids, msg_items, msg_attempts
-            FROM tagged AS t;
-            CONTINUE WHEN msg_ids IS NULL;
-
-            claimed_instance := v_candidate;
             SELECT i.orchestration_name, i.orchestration_version, i.current_execution_id
             INTO orch_name, orch_version, exec_id
             FROM __SCHEMA__.instances AS i
             WHERE i.instance_id = v_candidate;
             has_instance := FOUND;
+            v_instance_started := has_instance;
             IF NOT has_instance THEN
                 -- History written without instance metadata: the client recovers name
                 -- and version from the latest execution's start event.
                 SELECT COALESCE(max(e.execution_id), 1) INTO exec_id
                 FROM __SCHEMA__.executions AS e
                 WHERE e.instance_id = v_candidate;
+                v_instance_started := EXISTS (SELECT 1 FROM __SCHEMA__.history AS h
+                                     WHERE h.instance_id = v_candidate
+                                       AND h.execution_id = exec_id
+                                       AND h.event_type = 'OrchestrationStarted');
             END IF;
-            IF NOT has_instance
-               AND NOT EXISTS (SELECT 1 FROM __SCHEMA__.history AS h
-                               WHERE h.instance_id = v_candidate AND h.execution_id = exec_id
-                                 AND h.event_type = 'OrchestrationStarted')
-               AND NOT EXISTS (SELECT 1 FROM unnest(msg_items) AS m(item)
+
+            -- Only the lease holder touches an instance's messages: this never waits.
+            WITH batch AS (
+                SELECT q.id
+                FROM __SCHEMA__.orchestrator_queue AS q
+                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
+                ORDER BY (NOT v_instance_started AND NOT __SCHEMA__.starts_instance(q.work_item)),
+                         q.visible_at, q.id
+                LIMIT p_max_batch
+            ), tagged AS (
+                UPDATE __SCHEMA__.orchestrator_queue AS q
+                SET lock_token = v_token, attempt_count = q.attempt_count + 1, waiting = false
+                FROM batch AS b
+                WHERE q.id = b.id
+                RETURNING q.id, q.work_item, q.attempt_count
+            )
+            SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
+                   array_agg(t.attempt_count ORDER BY t.id)
+            INTO v_ids, v_items, v_attempts
+            FROM tagged AS t;
+            CONTINUE WHEN v_ids IS NULL;
+            IF NOT v_instance_started AND cardinality(v_ids) = p_max_batch THEN
+                -- A batch cut short by the cap that starts the instance: what it left
+                -- waiting is ready from now on (an instance this batch does not start
+                -- gets its messages put back to waiting below).
+                UPDATE __SCHEMA__.orchestrator_queue AS q
+                SET waiting = false
+                WHERE q.instance_id = v_candidate AND q.waiting AND q.lock_token IS NULL
+                  AND q.visible_at <= clock_timestamp();
+            END IF;
+
+            IF NOT v_instance_started
+               AND NOT EXISTS (SELECT 1 FROM unnest(v_items) AS m(item)
                                WHERE __SCHEMA__.starts_instance(m.item)) THEN
                 -- Runnable, yet never started and nothing here starts it (its start was
                 -- dead-lettered, or acked without writing anything). Its messages are put
@@ -220,22 +241,56 @@ BEGIN
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
-                WHERE q.lock_token = token;
+                WHERE q.lock_token = v_token;
+                UPDATE __SCHEMA__.orchestrator_queue AS q
+                SET waiting = true
+                WHERE q.instance_id = v_candidate AND NOT q.waiting AND q.lock_token IS NULL
+                  AND q.visible_at <= clock_timestamp();
                 UPDATE __SCHEMA__.instance_leases AS l
                 SET runnable_from = __SCHEMA__.first_queued_start(v_candidate)
                 WHERE l.instance_id = v_candidate;
                 parked_instances := parked_instances + 1;
-                claimed_instance := NULL;
-                token := NULL;
-                msg_ids := NULL;
-                msg_items := NULL;
-                msg_attempts := NULL;
                 CONTINUE;
             END IF;
+            v_timed_out := false;
             BEGIN
-                SELECT array_agg(h.event_data ORDER BY h.event_id) INTO history_events
-                FROM __SCHEMA__.history AS h
-                WHERE h.instance_id = v_candidate AND h.execution_id = exec_id;
+                SELECT array_agg(b.event_data ORDER BY b.event_id)
+                           FILTER (WHERE b.stored <= p_max_history_bytes
+                                         OR p_max_history_bytes IS NULL),
+                       count(*), max(b.stored)
+                INTO history_events, v_history_count, v_history_bytes
+                FROM (
+                    SELECT h.event_id, h.event_data,
+                           sum(CASE WHEN p_max_history_bytes IS NULL THEN 0
+                                    ELSE pg_column_size(h.event_data) END)
+                               OVER (ORDER BY h.event_id) AS stored
+                    FROM __SCHEMA__.history AS h
+                    WHERE h.instance_id = v_candidate AND h.execution_id = exec_id
+                    ORDER BY h.event_id
+                    LIMIT p_max_history_events::bigint + 1
+                ) AS b;
+                v_limit := CASE
+                    WHEN v_history_count > p_max_history_events THEN format(
+                        'the history of execution %s has more than %s events '
+                        '(claim.max_history_events); the instance cannot be loaded',
+                        exec_id, p_max_history_events)
+                    WHEN v_history_bytes > p_max_history_bytes THEN format(
+                        'the history of execution %s is larger than %s stored bytes '
+                        '(claim.max_history_bytes); the instance cannot be loaded',
+                        exec_id, p_max_history_bytes)
+                END;
+                IF v_limit IS NOT NULL THEN
+                    history_events := NULL;
+                    stopped := array_append(stopped, (
+                        SELECT (to_jsonb(f) || jsonb_build_object(
+                                   'instance', v_candidate,
+                                   'reason', 'history_too_large'))::text
+                        FROM __SCHEMA__.fail_stopped_instance(v_candidate, p_max_attempts,
+                                                              p_event_version,
+                                                              'history_too_large',
+                                                              v_limit) AS f));
+                    CONTINUE;
+                END IF;
                 SELECT array_agg(k.key), array_agg(k.value), array_agg(k.last_updated_at_ms)
                 INTO kv_keys, kv_values, kv_times
                 FROM __SCHEMA__.kv_store AS k
@@ -246,21 +301,22 @@ BEGIN
                 -- attempt stays counted and the lease is stamped already expired, so the
                 -- instance backs off like any lease that ran out, and the attempt ceiling
                 -- ends one that always times out. Only this block is undone.
-                PERFORM __SCHEMA__.stamp_lease(
-                    v_candidate, token, 0,
-                    (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
                 history_events := NULL;
                 kv_keys := NULL;
                 kv_values := NULL;
                 kv_times := NULL;
-                outcome := 'timed_out';
-                RETURN;
+                v_timed_out := true;
             END;
 
+            claimed_instance := v_candidate;
+            token := v_token;
+            msg_ids := v_ids;
+            msg_items := v_items;
+            msg_attempts := v_attempts;
             lease_ms := __SCHEMA__.stamp_lease(
-                v_candidate, token, p_lock_ms,
-                (SELECT max(a) FROM unnest(msg_attempts) AS a), p_jitter);
-            outcome := 'claimed';
+                v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
+                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
+            outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
             RETURN;
         END LOOP;
     END LOOP;

@@ -1,5 +1,5 @@
 -- A text as jsonb, or NULL when it is not valid JSON. For the rare paths that read stored
--- payloads in SQL (functions/fail_at_ceiling.sql): one bad payload must not make the
+-- payloads in SQL (functions/fail_stopped_instance.sql): one bad payload must not make the
 -- statement that reads it, and so every claim that meets it, fail.
 CREATE OR REPLACE FUNCTION __SCHEMA__.try_jsonb(p_text text)
 RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$

@@ -2,7 +2,7 @@
 -- after the lease began (claim.max_turn_duration; NULL = none). Refused once the deadline
 -- has passed, so a turn that never ends loses its lease and is redelivered, counted.
 -- renewed: whether it was extended; past_deadline: whether the token's lease is past its
--- deadline (the reason for a refusal).
+-- deadline (the reason for a refusal; looked up only then).
 WITH renewed AS (
     UPDATE __SCHEMA__.instance_leases AS l
     SET locked_until = CASE
@@ -16,7 +16,9 @@ WITH renewed AS (
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM renewed) AS renewed,
-       EXISTS (SELECT 1 FROM __SCHEMA__.instance_leases AS l
-               WHERE l.lock_token = $1 AND $3::float8 IS NOT NULL
-                 AND l.locked_at + $3::float8 * interval '1 millisecond' <= clock_timestamp())
-           AS past_deadline
+       CASE WHEN EXISTS (SELECT 1 FROM renewed) THEN false
+            ELSE EXISTS (SELECT 1 FROM __SCHEMA__.instance_leases AS l
+                         WHERE l.lock_token = $1 AND $3::float8 IS NOT NULL
+                           AND l.locked_at + $3::float8 * interval '1 millisecond'
+                               <= clock_timestamp())
+       END AS past_deadline

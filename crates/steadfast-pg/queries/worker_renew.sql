@@ -2,7 +2,7 @@
 -- the lease began (claim.max_activity_duration; NULL = none; rows leased before schema
 -- version 8 have no start and no deadline). Refused once the deadline has passed, so an
 -- activity that never ends loses its lease and is redelivered, counted. No row: refused;
--- past_deadline says whether the deadline was the reason.
+-- past_deadline says whether the deadline was the reason (looked up only then).
 WITH renewed AS (
     UPDATE __SCHEMA__.worker_queue AS w
     SET locked_until = CASE
@@ -18,7 +18,9 @@ WITH renewed AS (
 )
 SELECT EXISTS (SELECT 1 FROM renewed) AS renewed,
        (SELECT r.session_id FROM renewed AS r) AS session_id,
-       EXISTS (SELECT 1 FROM __SCHEMA__.worker_queue AS w
-               WHERE w.lock_token = $1 AND $3::float8 IS NOT NULL
-                 AND w.locked_at + $3::float8 * interval '1 millisecond' <= clock_timestamp())
-           AS past_deadline
+       CASE WHEN EXISTS (SELECT 1 FROM renewed) THEN false
+            ELSE EXISTS (SELECT 1 FROM __SCHEMA__.worker_queue AS w
+                         WHERE w.lock_token = $1 AND $3::float8 IS NOT NULL
+                           AND w.locked_at + $3::float8 * interval '1 millisecond'
+                               <= clock_timestamp())
+       END AS past_deadline

@@ -4,7 +4,7 @@
 //! instance's visible messages, reads its metadata, history and KV snapshot, and stamps
 //! the lease last.
 //!
-//! The attempt ceiling is decided inside that statement (`functions/fail_at_ceiling.sql`);
+//! The attempt ceiling is decided inside that statement (`functions/fail_stopped_instance.sql`);
 //! this module only reports what it stopped. The one rare outcome that needs Rust,
 //! undecodable messages, is settled afterwards in a transaction that holds the
 //! just-claimed lease, and the claim is then tried again.
@@ -183,6 +183,18 @@ fn event_version() -> &'static str {
     VERSION.get_or_init(|| duroxide::providers::current_build_version().to_string())
 }
 
+/// One instance the claim statement stopped instead of handing it out (an element of its
+/// `stopped` column: `functions/fail_stopped_instance.sql`'s columns, instance and reason).
+#[derive(serde::Deserialize)]
+struct StoppedInstance {
+    instance: String,
+    reason: String,
+    execution_id: Option<i64>,
+    failed: bool,
+    moved: Option<i32>,
+    kinds: Option<String>,
+}
+
 fn claim_args(
     provider: &PostgresProvider,
     lock_timeout: Duration,
@@ -208,7 +220,14 @@ fn claim_args(
         args.add(min.to_vec())?;
         args.add(max.to_vec())?;
         args.add(claim.max_attempts.map(int))?;
-        args.add(event_version())
+        args.add(event_version())?;
+        args.add(claim.max_batch_messages.map(int))?;
+        args.add(claim.max_history_events.map(int))?;
+        args.add(
+            claim
+                .max_history_bytes
+                .map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
+        )
     })();
     bound.map_err(|e| ProviderError::permanent(FETCH, format!("binding claim arguments: {e}")))?;
     Ok(args)
@@ -385,38 +404,44 @@ impl PostgresProvider {
         ))))
     }
 
-    /// One `AttemptCeilingEnforced` diagnostic per instance the claim statement stopped at
-    /// the ceiling (what it did is already committed).
+    /// One diagnostic per instance the claim statement stopped instead of handing it out
+    /// (what it did is already committed): `AttemptCeilingEnforced` at the ceiling,
+    /// `HistoryTooLarge` over a history limit.
     fn report_ceilings(&self, row: &PgRow) {
-        let Some(max_attempts) = self.options.claim.max_attempts else {
-            return;
-        };
-        let instances: Option<Vec<String>> = row.get("ceiling_instances");
-        let Some(instances) = instances else {
-            return;
-        };
-        let executions: Vec<Option<i64>> = row.get("ceiling_executions");
-        let failed: Vec<bool> = row.get("ceiling_failed");
-        let moved: Vec<i32> = row.get("ceiling_moved");
-        let kinds: Vec<Option<String>> = row.get("ceiling_kinds");
-        let handed_out = max_attempts.saturating_add(1);
-        for (n, instance) in instances.iter().enumerate() {
-            let execution = executions.get(n).copied().flatten();
-            let outcome = match (execution, failed.get(n).copied().unwrap_or(false)) {
+        let stopped: Option<Vec<String>> = row.get("stopped");
+        let max_attempts = self.options.claim.max_attempts;
+        for text in stopped.unwrap_or_default() {
+            let Ok(s) = serde_json::from_str::<StoppedInstance>(&text) else {
+                tracing::error!(target: "steadfast_pg", stopped = %text, "the claim stopped an instance but its report cannot be read");
+                continue;
+            };
+            let history = s.reason == "history_too_large";
+            let outcome = match (s.execution_id, s.failed) {
                 (None, _) => "could not fail the execution (the dead letter's error says why)",
+                (Some(_), true) if history => "failed the execution",
                 (Some(_), true) => "failed the execution as poison",
                 (Some(_), false) => "execution already terminal; dead-lettered only",
             };
-            let moved = moved.get(n).copied().unwrap_or(0);
-            let mut d = Diagnostic::new(
-                DiagnosticKind::AttemptCeilingEnforced,
-                QueueKind::Orchestrator,
-                format!("message handed out {handed_out} times; the claim {outcome} and moved {moved} message(s) to dead letters"),
-            )
-            .instance(instance)
-            .attempts(Some(handed_out), Some(max_attempts))
-            .message_kind(kinds.get(n).cloned().flatten().unwrap_or_default());
-            if let Some(e) = execution {
+            let moved = s.moved.unwrap_or(0);
+            let mut d = if history {
+                Diagnostic::new(
+                    DiagnosticKind::HistoryTooLarge,
+                    QueueKind::Orchestrator,
+                    format!("history over claim.max_history_events or claim.max_history_bytes; the claim {outcome} and moved {moved} message(s) to dead letters (reason history_too_large)"),
+                )
+                .attempts(None, max_attempts)
+            } else {
+                let handed_out = max_attempts.map(|m| m.saturating_add(1));
+                Diagnostic::new(
+                    DiagnosticKind::AttemptCeilingEnforced,
+                    QueueKind::Orchestrator,
+                    format!("message handed out {} times; the claim {outcome} and moved {moved} message(s) to dead letters", handed_out.unwrap_or(0)),
+                )
+                .attempts(handed_out, max_attempts)
+            }
+            .instance(&s.instance)
+            .message_kind(s.kinds.unwrap_or_default());
+            if let Some(e) = s.execution_id {
                 d = d.execution(e.max(0) as u64);
             }
             self.diagnostics.emit(d);

@@ -23,8 +23,10 @@ pub struct DeadLetter {
     /// How many times the message had been handed out.
     pub attempt_count: u32,
     pub max_attempts: Option<u32>,
-    /// `poison`, `attempt_ceiling`, `undecodable` or `orphaned` (an orchestrator message
-    /// to an instance that nothing started within `ClaimOptions::orphan_timeout`).
+    /// `poison`, `attempt_ceiling`, `undecodable`, `orphaned` (an orchestrator message
+    /// to an instance that nothing started within `ClaimOptions::orphan_timeout`) or
+    /// `history_too_large` (its instance's history is over `ClaimOptions::max_history_events`
+    /// or `max_history_bytes`).
     pub reason: String,
     pub error: Option<String>,
     /// The original serialized work item.

@@ -40,6 +40,11 @@ pub enum DiagnosticKind {
     /// The claim refused to hand a message out again: it passed `max_attempts + 1`. The
     /// claim failed it as poison and dead-lettered its messages.
     AttemptCeilingEnforced,
+    /// The claim refused to hand an instance out because loading its history would pass
+    /// `ClaimOptions::max_history_events` or `max_history_bytes`: it failed the execution
+    /// (non-retryable, naming the limit) and dead-lettered its messages (reason
+    /// `history_too_large`).
+    HistoryTooLarge,
     /// A fetch gave up after its bounded number of tries or its time bound.
     ClaimExhausted,
     /// An ordinary ack (or renewal/abandon) was refused because its lock token is dead.
@@ -60,6 +65,7 @@ impl DiagnosticKind {
             }
             DiagnosticKind::PoisonLost => "steadfast.poison_lost",
             DiagnosticKind::AttemptCeilingEnforced => "steadfast.attempt_ceiling_enforced",
+            DiagnosticKind::HistoryTooLarge => "steadfast.history_too_large",
             DiagnosticKind::ClaimExhausted => "steadfast.claim_exhausted",
             DiagnosticKind::AckRejected => "steadfast.ack_rejected",
             DiagnosticKind::MessagesOrphaned => "steadfast.messages_orphaned",

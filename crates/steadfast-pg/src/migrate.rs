@@ -89,8 +89,8 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/dead_letter_handed_out.sql"),
     ),
     (
-        "fail_at_ceiling",
-        include_str!("../functions/fail_at_ceiling.sql"),
+        "fail_stopped_instance",
+        include_str!("../functions/fail_stopped_instance.sql"),
     ),
     (
         "claim_orchestration",

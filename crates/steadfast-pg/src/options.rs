@@ -98,6 +98,20 @@ pub struct ClaimOptions {
     /// deadline (an activity that never settles then holds its item for ever). Range
     /// 100 ms..=7 days.
     pub max_activity_duration: Option<Duration>,
+    /// The most orchestrator messages one claim hands out (its oldest visible ones; the
+    /// rest stay queued for the instance's next turn), so that no backlog makes one claim
+    /// unbounded. Default `Some(1000)`; `None` = all. Range 1..=1_000_000.
+    pub max_batch_messages: Option<u32>,
+    /// The most history events of one execution a claim loads. An instance over it is
+    /// not handed out: the claim fails its execution (non-retryable, naming this option)
+    /// and dead-letters its messages with reason `history_too_large`, once, instead of
+    /// failing to load it on every claim. Default `Some(50_000)` (Temporal's hard limit is
+    /// 51,200); `None` = no limit. Range 1..=100_000_000.
+    pub max_history_events: Option<u32>,
+    /// The same for the history's stored size in bytes (as PostgreSQL stores it, so
+    /// possibly compressed; nothing past the limit is read). Default `Some(50 MiB)`
+    /// (Temporal's is 50 MB); `None` = no limit. Range 1 KiB..=1 GiB.
+    pub max_history_bytes: Option<u64>,
 }
 
 impl Default for ClaimOptions {
@@ -112,6 +126,9 @@ impl Default for ClaimOptions {
             orphan_timeout: Duration::from_secs(300),
             max_turn_duration: Some(Duration::from_secs(300)),
             max_activity_duration: Some(Duration::from_secs(3600)),
+            max_batch_messages: Some(1000),
+            max_history_events: Some(50_000),
+            max_history_bytes: Some(50 << 20),
         }
     }
 }
@@ -192,7 +209,12 @@ impl ProviderOptions {
 
     /// Check every field; the error names the field and the rule it broke.
     pub fn validate(&self) -> Result<(), String> {
-        fn range_u32(field: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
+        fn range_int<T: PartialOrd + std::fmt::Display>(
+            field: &str,
+            v: T,
+            lo: T,
+            hi: T,
+        ) -> Result<(), String> {
             if v < lo || v > hi {
                 return Err(format!("{field} must be between {lo} and {hi} (got {v})"));
             }
@@ -212,7 +234,7 @@ impl ProviderOptions {
         let ms = Duration::from_millis;
         crate::database_url::validate(&self.database_url)?;
         crate::schema::SchemaName::parse(&self.schema).map_err(|e| format!("schema: {e}"))?;
-        range_u32("max_connections", self.max_connections, 2, 1000)?;
+        range_int("max_connections", self.max_connections, 2, 1000)?;
         range_dur("acquire_timeout", self.acquire_timeout, ms(1), ms(600_000))?;
         range_dur(
             "statement_lock_timeout",
@@ -224,8 +246,8 @@ impl ProviderOptions {
             range_dur("statement_timeout", t, ms(1), ms(3_600_000))?;
         }
         let c = &self.claim;
-        range_u32("claim.fanout", c.fanout, 1, 1024)?;
-        range_u32("claim.max_claim_attempts", c.max_claim_attempts, 1, 1024)?;
+        range_int("claim.fanout", c.fanout, 1, 1024)?;
+        range_int("claim.max_claim_attempts", c.max_claim_attempts, 1, 1024)?;
         range_dur(
             "claim.max_claim_duration",
             c.max_claim_duration,
@@ -233,7 +255,7 @@ impl ProviderOptions {
             ms(60_000),
         )?;
         if let Some(m) = c.max_attempts {
-            range_u32("claim.max_attempts", m, 1, 1_000_000)?;
+            range_int("claim.max_attempts", m, 1, 1_000_000)?;
         }
         range_dur(
             "claim.long_poll_recheck",
@@ -257,6 +279,15 @@ impl ProviderOptions {
                 ms(100),
                 ms(7 * 86_400_000),
             )?;
+        }
+        if let Some(n) = c.max_batch_messages {
+            range_int("claim.max_batch_messages", n, 1, 1_000_000)?;
+        }
+        if let Some(n) = c.max_history_events {
+            range_int("claim.max_history_events", n, 1, 100_000_000)?;
+        }
+        if let Some(n) = c.max_history_bytes {
+            range_int("claim.max_history_bytes", n, 1 << 10, 1 << 30)?;
         }
         let b = &c.redelivery_backoff;
         range_dur(

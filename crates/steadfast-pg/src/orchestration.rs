@@ -163,8 +163,11 @@ impl PostgresProvider {
                 .commit_poison_without_lease(tx, lock_token, state, turn, details)
                 .await;
         };
+        let ended = self
+            .execution_ended(&mut tx, &instance, turn.execution_id)
+            .await?;
         let (_, written) = self
-            .commit_poison_disposition(tx, &instance, &turn, &details)
+            .commit_poison_disposition(tx, &instance, &turn, &details, ended)
             .await?;
         let what = if written {
             "poison disposition committed with a live lease"

@@ -1,5 +1,5 @@
 //! Terminal dispositions that do not depend on a live lease (the attempt ceiling, the
-//! other one, is decided inside the claim statement: `functions/fail_at_ceiling.sql`):
+//! other one, is decided inside the claim statement: `functions/fail_stopped_instance.sql`):
 //! - a poison ack whose lease has expired, committed keyed on (instance, generation,
 //!   execution, attempt count) instead of the live lease; refused once its claim was
 //!   released or superseded or its incarnation deleted (`fence.rs`).
@@ -51,24 +51,16 @@ impl PostgresProvider {
     /// runtime decides poison from the attempt count before it reads the history, so a
     /// late message that keeps failing after its execution completed gets a disposition
     /// too, and that must not turn a completed execution into a failed one (found by the
-    /// protocol model, docs/model.md). Returns how many messages moved and whether the
-    /// turn was written.
+    /// protocol model, docs/model.md); the caller, holding the lease row, says whether it
+    /// has (`ended`). Returns how many messages moved and whether the turn was written.
     pub(crate) async fn commit_poison_disposition(
         &self,
         mut tx: Transaction<'static, Postgres>,
         instance: &str,
         turn: &TurnWrite,
         details: &PoisonDetails,
+        ended: bool,
     ) -> Result<(u64, bool), ProviderError> {
-        let status = self
-            .query(&self.q.execution_state)
-            .bind(instance)
-            .bind(turn.execution_id as i64)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(|e| db_error(ACK, e))?
-            .and_then(|row| row.get::<Option<String>, _>(1));
-        let ended = status.as_deref().is_some_and(is_terminal);
         let moved = self
             .dead_letter_orchestration_messages(
                 &mut tx,
@@ -88,6 +80,24 @@ impl PostgresProvider {
             .map_err(|e| db_error(ACK, e))?;
         tx.commit().await.map_err(|e| db_error(ACK, e))?;
         Ok((moved, !ended))
+    }
+
+    /// Whether `execution_id` of `instance` has ended (Completed, Failed, ContinuedAsNew).
+    pub(crate) async fn execution_ended(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        instance: &str,
+        execution_id: u64,
+    ) -> Result<bool, ProviderError> {
+        let status = self
+            .query(&self.q.execution_state)
+            .bind(instance)
+            .bind(execution_id as i64)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(|e| db_error(ACK, e))?
+            .and_then(|row| row.get::<Option<String>, _>(1));
+        Ok(status.as_deref().is_some_and(is_terminal))
     }
 
     pub(crate) async fn dead_letter_undecodable(
@@ -216,8 +226,9 @@ impl PostgresProvider {
                 event.event_id = next_id as u64 + offset as u64;
             }
         }
+        // Not ended: a terminal execution was refused above, under the lease row's lock.
         let (moved, _) = self
-            .commit_poison_disposition(tx, &instance, &turn, &details)
+            .commit_poison_disposition(tx, &instance, &turn, &details, false)
             .await?;
         self.diagnostics.emit(
             Diagnostic::new(

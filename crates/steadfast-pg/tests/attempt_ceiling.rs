@@ -1,6 +1,6 @@
 //! Invariant 6, the attempt ceiling: with `claim.max_attempts = M` no orchestrator message
 //! or work item is ever handed out more than `M + 1` times. For the orchestrator queue the
-//! claim statement itself decides it (`functions/fail_at_ceiling.sql`), so no lost reply,
+//! claim statement itself decides it (`functions/fail_stopped_instance.sql`), so no lost reply,
 //! crash or failing statement after the claim can let a count climb past `M + 1`; it fails
 //! the execution as poison with the runtime's event shape and dead-letters the messages.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -643,66 +643,88 @@ async fn a_terminal_execution_at_the_ceiling_is_only_dead_lettered() {
     h.drop().await;
 }
 
-/// A ceiling failure the database refuses (here a trigger rejects the history insert)
-/// cannot stop the queue: the same claim still dead-letters the stopped instance's
-/// messages, says so, and goes on to claim ready work.
+/// A ceiling failure the database refuses (a trigger rejects the history insert) cannot
+/// stop the queue: the same claim still dead-letters the stopped instance's messages, says
+/// so, and goes on to claim ready work. Nor can a refusal of the dead letters too: then
+/// the stopped instance is left as it was (still at the ceiling, never handed out).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ceiling_failure_that_errors_still_dead_letters_and_the_claim_goes_on() {
-    // FIFO, so that the claim meets the stopped instance before the ready one.
-    let h = Harness::new("ceilerr", |o| {
-        o.claim.max_attempts = Some(1);
-        o.claim.fanout = 1;
-    })
-    .await;
-    let p = &h.provider;
-    let mut rx = p.subscribe();
-    p.enqueue_for_orchestrator(start("bad"), None)
-        .await
-        .unwrap();
-    for _ in 0..2 {
-        let (_, token, _) = h.fetch_only("bad").await;
-        p.abandon_orchestration_item(&token, None, false)
+    for refuse_dead_letters in [false, true] {
+        // FIFO, so that the claim meets the stopped instance before the ready one.
+        let h = Harness::new("ceilerr", |o| {
+            o.claim.max_attempts = Some(1);
+            o.claim.fanout = 1;
+        })
+        .await;
+        let p = &h.provider;
+        let mut rx = p.subscribe();
+        p.enqueue_for_orchestrator(start("bad"), None)
             .await
             .unwrap();
+        for _ in 0..2 {
+            let (_, token, _) = h.fetch_only("bad").await;
+            p.abandon_orchestration_item(&token, None, false)
+                .await
+                .unwrap();
+        }
+        h.exec(
+            "CREATE FUNCTION S.refuse() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION '% refused', TG_TABLE_NAME; END $$",
+            None,
+        )
+        .await;
+        for table in ["history", "dead_letters"]
+            .into_iter()
+            .take(if refuse_dead_letters { 2 } else { 1 })
+        {
+            h.exec(
+                &format!(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON S.{table} FOR EACH ROW \
+                     WHEN (NEW.instance_id = 'bad') EXECUTE FUNCTION S.refuse()"
+                ),
+                None,
+            )
+            .await;
+        }
+        p.enqueue_for_orchestrator(start("good"), None)
+            .await
+            .unwrap();
+        let (item, token, _) = h.fetch_only("good").await;
+        assert_eq!(item.instance, "good");
+        h.ack_started("good", &token).await;
+        assert_eq!(highest_attempt(&h, "bad").await, 2);
+        let letters = p.list_dead_letters(&Default::default()).await.unwrap();
+        if refuse_dead_letters {
+            assert!(letters.is_empty());
+            assert_eq!(
+                p.max_attempt_count("bad").await.unwrap(),
+                2,
+                "left as it was"
+            );
+        } else {
+            assert_eq!(letters.len(), 1);
+            assert_eq!(letters[0].instance_id, "bad");
+            assert!(
+                letters[0]
+                    .error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("history refused"),
+                "{:?}",
+                letters[0].error
+            );
+        }
+        let diags = drain(&mut rx);
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.kind == DiagnosticKind::AttemptCeilingEnforced
+                    && d.instance_id.as_deref() == Some("bad")
+                    && d.reason.contains("could not fail")
+                    && (!refuse_dead_letters
+                        || d.message_kind.as_deref() == Some("error: dead_letters refused"))),
+            "{diags:?}"
+        );
+        h.drop().await;
     }
-    h.exec(
-        "CREATE FUNCTION S.refuse_history() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN RAISE EXCEPTION 'history refused'; END $$",
-        None,
-    )
-    .await;
-    h.exec(
-        "CREATE TRIGGER refuse BEFORE INSERT ON S.history FOR EACH ROW \
-         WHEN (NEW.instance_id = 'bad') EXECUTE FUNCTION S.refuse_history()",
-        None,
-    )
-    .await;
-    p.enqueue_for_orchestrator(start("good"), None)
-        .await
-        .unwrap();
-    let (item, token, _) = h.fetch_only("good").await;
-    assert_eq!(item.instance, "good");
-    h.ack_started("good", &token).await;
-    assert_eq!(highest_attempt(&h, "bad").await, 2);
-    let letters = p.list_dead_letters(&Default::default()).await.unwrap();
-    assert_eq!(letters.len(), 1);
-    assert_eq!(letters[0].instance_id, "bad");
-    assert!(
-        letters[0]
-            .error
-            .as_deref()
-            .unwrap_or("")
-            .contains("history refused"),
-        "{:?}",
-        letters[0].error
-    );
-    let diags = drain(&mut rx);
-    assert!(
-        diags
-            .iter()
-            .any(|d| d.kind == DiagnosticKind::AttemptCeilingEnforced
-                && d.instance_id.as_deref() == Some("bad")
-                && d.reason.contains("could not fail"))
-    );
-    h.drop().await;
 }

@@ -1,19 +1,34 @@
--- The attempt ceiling, inside the claim statement (called by claim_orchestration, which
--- holds the instance's lease row): the instance has a visible message already handed out
--- p_max_attempts + 1 times, so handing its batch out again would exceed the ceiling.
--- Instead, in the same statement, nothing is incremented and:
---   * the handed-out messages move to dead_letters with reason 'attempt_ceiling';
---   * unless the execution is already terminal, it fails as poison with the runtime's
---     event shape: OrchestrationStarted if its history is empty (from the batch's start),
---     then OrchestrationFailed with Poison details, status Failed, and the parent (of a
---     sub-orchestration) gets SubOrchFailed;
+-- Replaced by fail_stopped_instance (schema functions of steadfast 0.1 after version 8):
+-- the claim calls only the new one, and both are installed together.
+DROP FUNCTION IF EXISTS __SCHEMA__.fail_at_ceiling(text, integer, text);
+
+-- Stop an instance the claim cannot hand out (called by claim_orchestration, which holds
+-- the instance's lease row), in the claim's own statement:
+--   * p_reason 'attempt_ceiling' (p_limit NULL): a visible message was already handed out
+--     p_max_attempts + 1 times, so handing its batch out again would exceed the ceiling;
+--   * p_reason 'history_too_large': loading the history would pass a limit, p_limit says
+--     which (claim.max_history_events or claim.max_history_bytes).
+-- Instead of handing it out:
+--   * the handed-out messages move to dead_letters with reason p_reason;
+--   * unless the execution is already terminal, it fails with the runtime's event shape:
+--     OrchestrationStarted if its history is empty (from the batch's start), then
+--     OrchestrationFailed (Poison details at the ceiling; non-retryable Infrastructure
+--     details naming the limit for a history too large), status Failed, and the parent
+--     (of a sub-orchestration) gets SubOrchFailed;
 --   * the lease is released.
 -- Nothing here reads more than the first history event, so a history too large to load
 -- cannot stop it. The batch belongs to the next execution when the current one continued
 -- as new and a ContinueAsNew is queued. p_event_version is the duroxide version stamped
 -- on the events, as the runtime stamps its own.
-CREATE OR REPLACE FUNCTION __SCHEMA__.fail_at_ceiling(
-    p_instance text, p_max_attempts integer, p_event_version text,
+--
+-- Data this build cannot make sense of (or a foreign trigger that raises) must not stop
+-- every claim that meets it: if failing the execution raises, the messages are still
+-- dead-lettered and the execution is left unfailed (execution_id NULL; the dead letters'
+-- error says why); if even that raises, nothing is changed (moved 0, kinds names the
+-- error) and the claim goes on to its next candidate.
+CREATE OR REPLACE FUNCTION __SCHEMA__.fail_stopped_instance(
+    p_instance text, p_max_attempts integer, p_event_version text, p_reason text,
+    p_limit text,
     OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text
 ) LANGUAGE plpgsql AS $$
 DECLARE
@@ -34,6 +49,7 @@ DECLARE
     v_events jsonb[] := '{}';
     v_parent text;
     v_parent_execution bigint;
+    v_error text;
 BEGIN
     SELECT '[' || string_agg(q.work_item, ',' ORDER BY q.id) || ']' INTO v_batch
     FROM __SCHEMA__.orchestrator_queue AS q
@@ -65,12 +81,12 @@ BEGIN
     execution_id := COALESCE(execution_id, 1);
     SELECT e.status INTO v_status
     FROM __SCHEMA__.executions AS e
-    WHERE e.instance_id = p_instance AND e.execution_id = fail_at_ceiling.execution_id;
+    WHERE e.instance_id = p_instance AND e.execution_id = fail_stopped_instance.execution_id;
     IF v_status = 'ContinuedAsNew' AND v_start_kind = 'ContinueAsNew' THEN
         execution_id := execution_id + 1;
         SELECT e.status INTO v_status
         FROM __SCHEMA__.executions AS e
-        WHERE e.instance_id = p_instance AND e.execution_id = fail_at_ceiling.execution_id;
+        WHERE e.instance_id = p_instance AND e.execution_id = fail_stopped_instance.execution_id;
     END IF;
     IF NOT v_has_instance THEN
         v_name := COALESCE(v_start ->> 'orchestration', 'unknown');
@@ -78,24 +94,31 @@ BEGIN
     END IF;
     v_version := COALESCE(v_version, 'unknown');
 
-    v_details := jsonb_build_object('Poison', jsonb_build_object(
-        'attempt_count', v_handed_out,
-        'max_attempts', p_max_attempts,
-        'message_type', jsonb_build_object('Orchestration', jsonb_build_object(
-            'instance', p_instance, 'execution_id', execution_id)),
-        'message', COALESCE(v_batch, '[]')));
-    v_display := format('poison: orchestration %s exceeded %s attempts (max %s)',
-                        p_instance, v_handed_out, p_max_attempts);
+    IF p_limit IS NULL THEN
+        v_details := jsonb_build_object('Poison', jsonb_build_object(
+            'attempt_count', v_handed_out,
+            'max_attempts', p_max_attempts,
+            'message_type', jsonb_build_object('Orchestration', jsonb_build_object(
+                'instance', p_instance, 'execution_id', execution_id)),
+            'message', COALESCE(v_batch, '[]')));
+        v_display := format('poison: orchestration %s exceeded %s attempts (max %s)',
+                            p_instance, v_handed_out, p_max_attempts);
+    ELSE
+        -- duroxide's own rendering of these details (ErrorDetails::display_message).
+        v_details := jsonb_build_object('Infrastructure', jsonb_build_object(
+            'operation', 'load_history', 'message', p_limit, 'retryable', false));
+        v_display := 'infrastructure:load_history: ' || p_limit;
+    END IF;
 
     moved := __SCHEMA__.dead_letter_handed_out(p_instance, execution_id, p_max_attempts,
-                                               'attempt_ceiling', v_display);
+                                               p_reason, v_display);
 
     failed := COALESCE(v_status NOT IN ('Completed', 'Failed', 'ContinuedAsNew'), true)
               AND (v_has_instance OR v_start IS NOT NULL);
     IF failed THEN
         SELECT COALESCE(max(h.event_id), 0) + 1 INTO v_next_id
         FROM __SCHEMA__.history AS h
-        WHERE h.instance_id = p_instance AND h.execution_id = fail_at_ceiling.execution_id;
+        WHERE h.instance_id = p_instance AND h.execution_id = fail_stopped_instance.execution_id;
         IF v_next_id = 1 AND v_start IS NOT NULL THEN
             v_link := v_start;
             v_events := array_append(v_events, (
@@ -117,7 +140,7 @@ BEGIN
         ELSIF v_next_id > 1 THEN
             SELECT __SCHEMA__.try_jsonb(h.event_data) INTO v_link
             FROM __SCHEMA__.history AS h
-            WHERE h.instance_id = p_instance AND h.execution_id = fail_at_ceiling.execution_id
+            WHERE h.instance_id = p_instance AND h.execution_id = fail_stopped_instance.execution_id
             ORDER BY h.event_id
             LIMIT 1;
             IF v_link ->> 'type' IS DISTINCT FROM 'OrchestrationStarted' THEN
@@ -165,5 +188,23 @@ BEGIN
             CASE WHEN v_parent IS NULL THEN '{}' ELSE ARRAY[NULL::float8] END);
     END IF;
     PERFORM __SCHEMA__.release_lease(p_instance);
+EXCEPTION WHEN others THEN
+    GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+    execution_id := NULL;
+    failed := false;
+    kinds := NULL;
+    BEGIN
+        moved := __SCHEMA__.dead_letter_handed_out(
+            p_instance, NULL, p_max_attempts, p_reason,
+            format('%s; failing the execution raised: %s',
+                   COALESCE('infrastructure:load_history: ' || p_limit,
+                            'attempt ceiling reached'),
+                   v_error));
+        PERFORM __SCHEMA__.release_lease(p_instance);
+    EXCEPTION WHEN others THEN
+        GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+        moved := 0;
+        kinds := 'error: ' || v_error;
+    END;
 END;
 $$;
