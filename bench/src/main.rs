@@ -1,6 +1,7 @@
 //! `steadfast-bench`: steadfast-pg side by side with duroxide-pg 0.1.38 on the duroxide
 //! 0.1.32 runtime. See `bench/README.md`.
 
+mod backlog;
 mod ceiling;
 mod common;
 mod contention;
@@ -21,7 +22,7 @@ use crate::common::{Env, Kind, Topology, progress};
 
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
-                       [--scenario livelock|contention|throughput|ceiling|all]
+                       [--scenario livelock|contention|throughput|ceiling|backlog|all]
                        [--livelock-topology 1x32|8x4|both]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
 
@@ -39,7 +40,7 @@ usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                    8 with --smoke
 ";
 
-const SCENARIOS: [&str; 4] = ["livelock", "contention", "throughput", "ceiling"];
+const SCENARIOS: [&str; 5] = ["livelock", "contention", "throughput", "ceiling", "backlog"];
 
 struct Args {
     smoke: bool,
@@ -264,6 +265,7 @@ async fn run(args: Args) -> Result<()> {
             "contention" => contention::run(&env, &args.kinds).await,
             "throughput" => throughput::run(&env, &args.kinds).await,
             "ceiling" => ceiling::run(&env).await,
+            "backlog" => backlog::run(&env, &args.kinds).await,
             _ => unreachable!(),
         }
         .with_context(|| format!("scenario {scenario}"))?;

@@ -16,7 +16,7 @@ pub enum Action {
     /// offered the claim: idle dispatchers are interchangeable. Whether the reply reaches
     /// the runtime is the next step's business: a lost reply is [`Action::Crash`].
     Claim { dispatcher: usize, instance: u8 },
-    /// `functions/fail_at_ceiling.sql`, inside the same `claim_orchestration` statement
+    /// `functions/fail_stopped_instance.sql`, inside the same `claim_orchestration` statement
     /// (new protocol): the chosen candidate has a message already handed out `M + 1`
     /// times. No increment: the instance's handed-out messages (`attempt_count > 0`) move
     /// to dead letters ('attempt_ceiling', as `queries/dead_letter_orch_messages.sql`),

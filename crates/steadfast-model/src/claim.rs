@@ -50,7 +50,7 @@ pub fn claim(cfg: &ModelConfig, s: &mut State, dispatcher: usize, i: u8) {
     };
 }
 
-/// `functions/fail_at_ceiling.sql` inside the claim (new protocol).
+/// `functions/fail_stopped_instance.sql` inside the claim (new protocol).
 pub fn fail_at_ceiling(s: &mut State, i: u8) {
     let has_start = s.instance(i).messages.iter().any(|m| m.kind == Kind::Start);
     s.dead_letter_handed_out(i);

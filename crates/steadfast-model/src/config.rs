@@ -5,7 +5,7 @@
 /// Where the attempt ceiling (`claim.max_attempts = M`) is enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CeilingProtocol {
-    /// The new protocol: the claim statement itself (`functions/fail_at_ceiling.sql`,
+    /// The new protocol: the claim statement itself (`functions/fail_stopped_instance.sql`,
     /// called from `functions/claim_orchestration.sql`) refuses to count a candidate with a
     /// message already handed out `M + 1` times; it dead-letters the instance's handed-out
     /// messages, fails the execution and releases the lease, all in that one statement.

@@ -46,7 +46,7 @@ impl State {
 
     /// The execution fails as poison unless it is terminal, or there is nothing to fail:
     /// no execution yet and no start in the batch (the ceiling's rule: `failed` in
-    /// `functions/fail_at_ceiling.sql`, `can_fail` in `enforce_orchestration_ceiling`).
+    /// `functions/fail_stopped_instance.sql`, `can_fail` in `enforce_orchestration_ceiling`).
     pub fn fail_unless_terminal(&mut self, i: u8, has_start: bool) {
         let execution = self.instance(i).execution;
         if !execution.is_terminal() && (execution != Execution::NoRow || has_start) {

@@ -15,24 +15,28 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 
 -- Claim one instance's visible orchestrator messages.
 --
--- Candidates: the oldest ready messages (up to p_scan; waiting ones, see migration 0006,
--- are not even in the ready index) whose instance is runnable
--- (instance_leases.runnable_from, migration 0006: it was started, or its start is
--- visible) and has no live lease (an expired one must also have served its backoff),
--- limited to executions pinned inside the version range when p_filter is set. Their
--- distinct instances, oldest first, are cut into blocks of p_fanout; the try order takes
--- a random member of each block in turn (first the oldest block), so concurrent claims
--- spread over young work
--- instead of chasing the same rows. A round walks the whole list, then re-reads it: a
--- candidate taken meanwhile fails its own try, and re-reading after every try or two
--- would only spin over rows whose claims are still in flight.
+-- Candidates: the instances that have a ready message (instance_leases.ready_at, or a
+-- ready_hints row, migration 0009; messages waiting for a start, migration 0006, make
+-- none), are runnable (instance_leases.runnable_from: started, or their start is
+-- visible) and have no live lease (an expired one must also have served its backoff),
+-- limited to executions pinned inside the version range when p_filter is set; at most
+-- p_scan of each kind, oldest first. The scan reads lease rows, not messages, so its cost
+-- does not grow with any instance's backlog: a leased instance with a million messages
+-- queued is one row it passes over. The instances, oldest first, are cut into blocks of
+-- p_fanout; the try order takes a random member of each block in turn (first the oldest
+-- block), so concurrent claims spread over young work instead of chasing the same rows.
+-- A round walks the whole list, then re-reads it: a candidate taken meanwhile fails its
+-- own try, and re-reading after every try or two would only spin over rows whose claims
+-- are still in flight. A try that finds nothing to hand out settles the instance's
+-- ready_at (functions/settle_ready_at.sql), so an early one costs one try, once.
 --
--- Each try takes the lease row with FOR UPDATE SKIP LOCKED: a row held by another
+-- Each try takes the lease row with FOR NO KEY UPDATE SKIP LOCKED (which an enqueue's
+-- KEY SHARE lock does not block): a row held by another
 -- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
 -- (the clock re-read per try); the first try always happens.
 --
 -- The attempt ceiling (p_max_attempts, NULL = none) is decided here, before anything is
--- counted or read: a candidate with a visible message already handed out
+-- counted or read: a candidate whose batch holds a message already handed out
 -- p_max_attempts + 1 times is failed as poison in this same statement
 -- (functions/fail_stopped_instance.sql, one try) and the claim moves on. So no lost
 -- reply, crash or failing statement after this one can let a count pass
@@ -84,39 +88,60 @@ DECLARE
     v_items text[];
     v_attempts integer[];
     v_timed_out boolean;
+    v_now timestamptz;
+    v_batch bigint[];
+    v_over_ceiling boolean;
 BEGIN
     tries := 0;
     parked_instances := 0;
     LOOP
-        WITH scanned AS (
-            SELECT q.instance_id,
-                   l.instance_id IS NULL AS lease_missing,
-                   row_number() OVER (ORDER BY q.visible_at, q.id) AS ord
-            FROM __SCHEMA__.orchestrator_queue AS q
-            LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = q.instance_id
-            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = q.instance_id
+        v_now := clock_timestamp();
+        WITH ready AS MATERIALIZED (
+            SELECT l.instance_id, l.ready_at AS since, false AS lease_missing
+            FROM __SCHEMA__.instance_leases AS l
+            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = l.instance_id
             LEFT JOIN __SCHEMA__.executions AS e
-                   ON e.instance_id = q.instance_id AND e.execution_id = i.current_execution_id
-            WHERE q.visible_at <= clock_timestamp()
-              AND NOT q.waiting
-              AND (l.instance_id IS NULL
-                   OR (l.runnable_from <= clock_timestamp()
-                       AND (l.lock_token IS NULL
-                            OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
-                                                        l.backoff_jitter, p_base_ms, p_cap_ms)
-                               <= clock_timestamp())))
+                   ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
+            WHERE l.ready_at <= v_now
+              AND l.runnable_from <= v_now
+              AND (l.lock_token IS NULL
+                   OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
+                                               l.backoff_jitter, p_base_ms, p_cap_ms)
+                      <= v_now)
               AND (NOT p_filter
                    OR e.pinned_major IS NULL
                    OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
                       BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
-            ORDER BY q.visible_at, q.id
+            ORDER BY l.ready_at
+            LIMIT p_scan
+        ), hinted AS MATERIALIZED (
+            SELECT h.instance_id, min(h.visible_at) AS since,
+                   bool_or(l.instance_id IS NULL) AS lease_missing
+            FROM __SCHEMA__.ready_hints AS h
+            LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = h.instance_id
+            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = h.instance_id
+            LEFT JOIN __SCHEMA__.executions AS e
+                   ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
+            WHERE h.visible_at <= v_now
+              AND (l.instance_id IS NULL
+                   OR (l.runnable_from <= v_now
+                       AND (l.lock_token IS NULL
+                            OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
+                                                        l.backoff_jitter, p_base_ms, p_cap_ms)
+                               <= v_now)))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
+            GROUP BY h.instance_id
+            ORDER BY min(h.visible_at)
             LIMIT p_scan
         ), instances_in_order AS (
-            SELECT s.instance_id,
-                   bool_or(s.lease_missing) AS lease_missing,
-                   row_number() OVER (ORDER BY min(s.ord)) - 1 AS pos
-            FROM scanned AS s
-            GROUP BY s.instance_id
+            SELECT c.instance_id,
+                   bool_or(c.lease_missing) AS lease_missing,
+                   row_number() OVER (ORDER BY min(c.since), c.instance_id) - 1 AS pos
+            FROM (SELECT * FROM ready UNION ALL SELECT * FROM hinted) AS c
+            GROUP BY c.instance_id
         ), try_order AS (
             SELECT o.instance_id, o.lease_missing, o.pos / p_fanout AS block,
                    row_number() OVER (PARTITION BY o.pos / p_fanout ORDER BY random()) AS turn
@@ -132,7 +157,7 @@ BEGIN
             RETURN;
         END IF;
         IF v_missing IS NOT NULL THEN
-            -- Only after an enqueue raced an instance deletion.
+            -- Only after an enqueue raced an instance deletion (its hint found no row).
             INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
             SELECT m.instance_id, __SCHEMA__.instance_runnable_from(m.instance_id)
             FROM unnest(v_missing) AS m(instance_id)
@@ -145,6 +170,8 @@ BEGIN
             WHERE q.instance_id = ANY (v_missing) AND l.instance_id = q.instance_id
               AND q.lock_token IS NULL
               AND NOT COALESCE(l.runnable_from <= q.visible_at, false);
+            PERFORM __SCHEMA__.settle_ready_at(m.instance_id)
+            FROM unnest(v_missing) AS m(instance_id);
         END IF;
 
         FOREACH v_candidate IN ARRAY v_candidates LOOP
@@ -164,23 +191,8 @@ BEGIN
                    OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= clock_timestamp())
-            FOR UPDATE SKIP LOCKED;
+            FOR NO KEY UPDATE SKIP LOCKED;
             CONTINUE WHEN NOT FOUND;
-
-            IF p_max_attempts IS NOT NULL AND EXISTS (
-                SELECT 1
-                FROM __SCHEMA__.orchestrator_queue AS q
-                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
-                  AND q.attempt_count > p_max_attempts
-            ) THEN
-                stopped := array_append(stopped, (
-                    SELECT (to_jsonb(f) || jsonb_build_object('instance', v_candidate,
-                                                              'reason', 'attempt_ceiling'))::text
-                    FROM __SCHEMA__.fail_stopped_instance(v_candidate, p_max_attempts,
-                                                          p_event_version, 'attempt_ceiling',
-                                                          NULL) AS f));
-                CONTINUE;
-            END IF;
 
             v_token := 'sf2.' || p_nonce || '.' || v_generation || '.'
                      || encode(convert_to(v_candidate, 'UTF8'), 'hex');
@@ -202,19 +214,53 @@ BEGIN
                                        AND h.event_type = 'OrchestrationStarted');
             END IF;
 
-            -- Only the lease holder touches an instance's messages: this never waits.
-            WITH batch AS (
-                SELECT q.id
-                FROM __SCHEMA__.orchestrator_queue AS q
-                WHERE q.instance_id = v_candidate AND q.visible_at <= clock_timestamp()
-                ORDER BY (NOT v_instance_started AND NOT __SCHEMA__.starts_instance(q.work_item)),
-                         q.visible_at, q.id
-                LIMIT p_max_batch
-            ), tagged AS (
+            -- The batch: the oldest visible messages, for an instance not started yet its
+            -- starts first. Only the lease holder touches an instance's messages: this
+            -- never waits.
+            v_now := clock_timestamp();
+            IF v_instance_started THEN
+                SELECT array_agg(b.id), bool_or(b.attempt_count > p_max_attempts)
+                INTO v_batch, v_over_ceiling
+                FROM (
+                    SELECT q.id, q.attempt_count
+                    FROM __SCHEMA__.orchestrator_queue AS q
+                    WHERE q.instance_id = v_candidate AND q.visible_at <= v_now
+                    ORDER BY q.visible_at, q.id
+                    LIMIT p_max_batch
+                ) AS b;
+            ELSE
+                SELECT array_agg(b.id), bool_or(b.attempt_count > p_max_attempts)
+                INTO v_batch, v_over_ceiling
+                FROM (
+                    SELECT q.id, q.attempt_count
+                    FROM __SCHEMA__.orchestrator_queue AS q
+                    WHERE q.instance_id = v_candidate AND q.visible_at <= v_now
+                    ORDER BY NOT __SCHEMA__.starts_instance(q.work_item), q.visible_at, q.id
+                    LIMIT p_max_batch
+                ) AS b;
+            END IF;
+            IF v_batch IS NULL THEN
+                -- Its ready_at was early (its messages were consumed, delayed or deleted
+                -- meanwhile): settled now, so that it costs no further try.
+                PERFORM __SCHEMA__.settle_ready_at(v_candidate);
+                CONTINUE;
+            END IF;
+
+            -- The attempt ceiling, before anything is counted or any history read.
+            IF v_over_ceiling THEN
+                stopped := array_append(stopped, (
+                    SELECT (to_jsonb(f) || jsonb_build_object('instance', v_candidate,
+                                                              'reason', 'attempt_ceiling'))::text
+                    FROM __SCHEMA__.fail_stopped_instance(v_candidate, p_max_attempts,
+                                                          p_event_version, 'attempt_ceiling',
+                                                          NULL) AS f));
+                CONTINUE;
+            END IF;
+
+            WITH tagged AS (
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET lock_token = v_token, attempt_count = q.attempt_count + 1, waiting = false
-                FROM batch AS b
-                WHERE q.id = b.id
+                WHERE q.id = ANY (v_batch)
                 RETURNING q.id, q.work_item, q.attempt_count
             )
             SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
@@ -244,11 +290,12 @@ BEGIN
                 WHERE q.lock_token = v_token;
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET waiting = true
-                WHERE q.instance_id = v_candidate AND NOT q.waiting AND q.lock_token IS NULL
+                WHERE q.instance_id = v_candidate AND NOT q.waiting
                   AND q.visible_at <= clock_timestamp();
                 UPDATE __SCHEMA__.instance_leases AS l
                 SET runnable_from = __SCHEMA__.first_queued_start(v_candidate)
                 WHERE l.instance_id = v_candidate;
+                PERFORM __SCHEMA__.settle_ready_at(v_candidate);
                 parked_instances := parked_instances + 1;
                 CONTINUE;
             END IF;

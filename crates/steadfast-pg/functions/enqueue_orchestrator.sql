@@ -8,10 +8,17 @@
 -- an instance not runnable earlier, is the existing row updated.
 --
 -- A message that becomes visible before its instance is runnable is stored as waiting:
--- outside the claim's ready index, so it costs no claim (see migration 0006). A start
+-- outside the claim's scan, so it costs no claim (see migration 0006). A start
 -- committed concurrently, after the last statement here read runnable_from, leaves such a
 -- message waiting although its instance is runnable: the instance's next claim takes it
 -- along, and the orphan sweep makes it ready (functions/sweep_orphans.sql).
+--
+-- A ready message makes its instance a claim candidate (migration 0009) through
+-- instance_leases.ready_at, never waiting for a lock: a new lease row is created with it;
+-- an existing one is lowered (FOR NO KEY UPDATE SKIP LOCKED), or found low enough and
+-- held FOR KEY SHARE SKIP LOCKED until this commits, so that settle_ready_at cannot raise
+-- it past this message meanwhile. A row that is locked against that (or gone, deleted
+-- concurrently) gets a ready_hints row instead, which the claim scans too.
 --
 -- PL/pgSQL, not SQL: its statements' plans are cached per connection, while an SQL
 -- function is planned again on every call. Written as one SQL statement this function cost
@@ -23,6 +30,9 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
 DECLARE
     v_visible timestamptz[];
     v_starts boolean[];
+    v_created text[];
+    v_ready_instances text[];
+    v_ready_at timestamptz[];
 BEGIN
     SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
                               clock_timestamp()
@@ -33,12 +43,27 @@ BEGIN
     FROM unnest(p_items, p_delays, p_visible) WITH ORDINALITY
          AS t(work_item, delay_ms, visible_at_ms, ord);
 
-    INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
-    SELECT t.instance_id, min(t.visible_at) FILTER (WHERE t.starts)
-    FROM unnest(p_instances, v_visible, v_starts) AS t(instance_id, visible_at, starts)
-    GROUP BY t.instance_id
-    ORDER BY t.instance_id
-    ON CONFLICT (instance_id) DO NOTHING;
+    -- A new row's messages are ready from its first start on (as the insert below decides).
+    WITH created AS (
+        INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from, ready_at)
+        SELECT g.instance_id, g.first_start, g.first_ready
+        FROM (
+            SELECT t.instance_id, s.first_start,
+                   min(t.visible_at) FILTER (WHERE t.visible_at >= s.first_start)
+                       AS first_ready
+            FROM unnest(p_instances, v_visible) AS t(instance_id, visible_at)
+            JOIN (
+                SELECT u.instance_id, min(u.visible_at) FILTER (WHERE u.starts) AS first_start
+                FROM unnest(p_instances, v_visible, v_starts) AS u(instance_id, visible_at, starts)
+                GROUP BY u.instance_id
+            ) AS s ON s.instance_id = t.instance_id
+            GROUP BY t.instance_id, s.first_start
+        ) AS g
+        ORDER BY g.instance_id
+        ON CONFLICT (instance_id) DO NOTHING
+        RETURNING instance_id
+    )
+    SELECT array_agg(c.instance_id) INTO v_created FROM created AS c;
 
     IF true = ANY (v_starts) THEN
         UPDATE __SCHEMA__.instance_leases AS l
@@ -53,12 +78,56 @@ BEGIN
           AND (l.runnable_from IS NULL OR s.first_start < l.runnable_from);
     END IF;
 
-    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, waiting)
-    SELECT t.instance_id, t.work_item, t.visible_at,
-           NOT COALESCE(l.runnable_from <= t.visible_at, false)
-    FROM unnest(p_instances, p_items, v_visible) WITH ORDINALITY
-         AS t(instance_id, work_item, visible_at, ord)
-    LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = t.instance_id
-    ORDER BY t.ord;
+    WITH inserted AS (
+        INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, waiting)
+        SELECT t.instance_id, t.work_item, t.visible_at,
+               NOT COALESCE(l.runnable_from <= t.visible_at, false)
+        FROM unnest(p_instances, p_items, v_visible) WITH ORDINALITY
+             AS t(instance_id, work_item, visible_at, ord)
+        LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = t.instance_id
+        ORDER BY t.ord
+        RETURNING instance_id, visible_at, waiting
+    )
+    SELECT array_agg(r.instance_id ORDER BY r.instance_id), array_agg(r.first ORDER BY r.instance_id)
+    INTO v_ready_instances, v_ready_at
+    FROM (
+        SELECT i.instance_id, min(i.visible_at) AS first
+        FROM inserted AS i
+        WHERE NOT i.waiting AND i.instance_id <> ALL (COALESCE(v_created, '{}'))
+        GROUP BY i.instance_id
+    ) AS r;
+
+    IF v_ready_instances IS NOT NULL THEN
+        WITH wanted AS (
+            SELECT w.instance_id, w.ready_at
+            FROM unnest(v_ready_instances, v_ready_at) AS w(instance_id, ready_at)
+        ), lowerable AS MATERIALIZED (
+            SELECT l.instance_id
+            FROM __SCHEMA__.instance_leases AS l
+            JOIN wanted AS w ON w.instance_id = l.instance_id
+            WHERE l.ready_at IS NULL OR l.ready_at > w.ready_at
+            ORDER BY l.instance_id
+            FOR NO KEY UPDATE OF l SKIP LOCKED
+        ), lowered AS (
+            UPDATE __SCHEMA__.instance_leases AS l
+            SET ready_at = LEAST(COALESCE(l.ready_at, w.ready_at), w.ready_at)
+            FROM wanted AS w
+            WHERE l.instance_id = w.instance_id
+              AND l.instance_id IN (SELECT b.instance_id FROM lowerable AS b)
+            RETURNING l.instance_id
+        ), held AS MATERIALIZED (
+            SELECT l.instance_id
+            FROM __SCHEMA__.instance_leases AS l
+            JOIN wanted AS w ON w.instance_id = l.instance_id
+            WHERE l.ready_at <= w.ready_at
+            ORDER BY l.instance_id
+            FOR KEY SHARE OF l SKIP LOCKED
+        )
+        INSERT INTO __SCHEMA__.ready_hints (instance_id, visible_at)
+        SELECT w.instance_id, w.ready_at
+        FROM wanted AS w
+        WHERE w.instance_id NOT IN (SELECT d.instance_id FROM lowered AS d)
+          AND w.instance_id NOT IN (SELECT k.instance_id FROM held AS k);
+    END IF;
 END;
 $$;

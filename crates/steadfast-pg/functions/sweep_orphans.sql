@@ -3,7 +3,8 @@
 -- missing lease row, left by a race with a deletion, is created first, see
 -- instance_runnable_from):
 -- * a message whose instance is runnable now becomes ready (its start was committed while
---   the message's enqueue ran, or a delayed start fell due);
+--   the message's enqueue ran, or a delayed start fell due), and its instance's ready_at
+--   (migration 0009) is lowered to it;
 -- * a message visible for at least p_timeout_ms whose instance nothing has started
 --   (runnable_from NULL) moves to the dead-letter table with reason
 --   'orphaned' and error p_error; a lease row left without messages is removed (an
@@ -56,9 +57,19 @@ BEGIN
         FOR UPDATE SKIP LOCKED
     ) AS h;
 
-    UPDATE __SCHEMA__.orchestrator_queue AS q
-    SET waiting = false
-    WHERE q.id = ANY (v_ids) AND q.instance_id = ANY (v_runnable);
+    -- Ready now, so their instances are claim candidates from their visibility on (the
+    -- lease rows are held here, so lowering ready_at waits for nothing).
+    WITH readied AS (
+        UPDATE __SCHEMA__.orchestrator_queue AS q
+        SET waiting = false
+        WHERE q.id = ANY (v_ids) AND q.instance_id = ANY (v_runnable)
+        RETURNING q.instance_id, q.visible_at
+    )
+    UPDATE __SCHEMA__.instance_leases AS l
+    SET ready_at = LEAST(COALESCE(l.ready_at, r.first_visible), r.first_visible)
+    FROM (SELECT d.instance_id, min(d.visible_at) AS first_visible
+          FROM readied AS d GROUP BY d.instance_id) AS r
+    WHERE l.instance_id = r.instance_id;
 
     RETURN QUERY
     WITH moved AS (

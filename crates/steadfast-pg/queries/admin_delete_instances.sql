@@ -11,6 +11,8 @@ WITH dropped_history AS (
     DELETE FROM __SCHEMA__.worker_queue WHERE instance_id = ANY($1::text[]) RETURNING 1
 ), dropped_leases AS (
     DELETE FROM __SCHEMA__.instance_leases WHERE instance_id = ANY($1::text[]) RETURNING 1
+), dropped_hints AS (
+    DELETE FROM __SCHEMA__.ready_hints WHERE instance_id = ANY($1::text[]) RETURNING 1
 ), dropped_kv AS (
     DELETE FROM __SCHEMA__.kv_store WHERE instance_id = ANY($1::text[]) RETURNING 1
 ), dropped_kv_delta AS (

@@ -5,4 +5,4 @@ SELECT lock_token, COALESCE(locked_until > clock_timestamp(), false) AS live, ge
        attempt_count
 FROM __SCHEMA__.instance_leases
 WHERE instance_id = $1
-FOR UPDATE
+FOR NO KEY UPDATE

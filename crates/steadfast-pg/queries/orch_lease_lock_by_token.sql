@@ -2,4 +2,4 @@
 SELECT instance_id, (locked_until > clock_timestamp()) AS live, attempt_count
 FROM __SCHEMA__.instance_leases
 WHERE lock_token = $1
-FOR UPDATE
+FOR NO KEY UPDATE

@@ -58,10 +58,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "lease_deadlines",
         sql: include_str!("../migrations/0008_lease_deadlines.sql"),
     },
+    Migration {
+        version: 9,
+        name: "ready_instances",
+        sql: include_str!("../migrations/0009_ready_instances.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 9;
 
 /// Server-side functions, each `functions/<name>.sql`, in the order they are installed
 /// (an SQL-language function's body is checked against those installed before it).
@@ -80,6 +85,22 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/instance_runnable_from.sql"),
     ),
     (
+        "settle_ready_at",
+        include_str!("../functions/settle_ready_at.sql"),
+    ),
+    (
+        "release_lease",
+        include_str!("../functions/release_lease.sql"),
+    ),
+    (
+        "restamp_lease",
+        include_str!("../functions/restamp_lease.sql"),
+    ),
+    (
+        "give_back_claim",
+        include_str!("../functions/give_back_claim.sql"),
+    ),
+    (
         "enqueue_orchestrator",
         include_str!("../functions/enqueue_orchestrator.sql"),
     ),
@@ -96,6 +117,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "claim_orchestration",
         include_str!("../functions/claim_orchestration.sql"),
     ),
+    ("ack_turn", include_str!("../functions/ack_turn.sql")),
     (
         "sweep_orphans",
         include_str!("../functions/sweep_orphans.sql"),

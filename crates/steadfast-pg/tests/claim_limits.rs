@@ -1,4 +1,6 @@
-//! Invariant 14, bounded work per claim: one claim hands out at most
+//! Invariant 14, bounded work per claim: the claim scans ready instances, not messages, so
+//! no backlog of one instance costs a claim of another anything, and no enqueue racing a
+//! claim, an ack or a release loses its instance's place; one claim hands out at most
 //! `claim.max_batch_messages` messages (an unstarted instance's start always among them),
 //! and loads at most `claim.max_history_events` events or `claim.max_history_bytes` stored
 //! bytes of history; an instance over a history limit is failed once, with a reason naming
@@ -7,9 +9,11 @@
 
 mod common;
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use common::harness::{Harness, LONG, drain, raised, running_metadata, start};
+use common::harness::{Harness, LONG, ack_empty_turn, drain, raised, start};
 use duroxide::providers::{Provider, WorkItem};
 use duroxide::{ErrorDetails, Event, EventKind};
 use steadfast_pg::DiagnosticKind;
@@ -35,18 +39,7 @@ async fn take_batch(h: &Harness, instance: &str) -> (Vec<String>, bool) {
     if item.history.is_empty() {
         h.ack_started(instance, &token).await;
     } else {
-        h.provider
-            .ack_orchestration_item(
-                &token,
-                1,
-                vec![],
-                vec![],
-                vec![],
-                running_metadata(),
-                vec![],
-            )
-            .await
-            .unwrap();
+        ack_empty_turn(&h.provider, &token).await;
     }
     (names, starts)
 }
@@ -295,4 +288,146 @@ async fn a_history_over_the_byte_limit_fails_with_a_reason() {
         }
         h.drop().await;
     }
+}
+
+/// A leased instance with 20 000 messages queued behind it, older than all other work:
+/// five claims of other instances read a handful of queue rows in all, not the 20 000 per
+/// claim that walking past the backlog would take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leased_instances_backlog_costs_other_claims_nothing() {
+    let tune = |o: &mut steadfast_pg::ProviderOptions| {
+        o.claim.orphan_timeout = Duration::from_secs(86_400)
+    };
+    let h = Harness::new("backlog", tune).await;
+    h.create_instance("busy").await;
+    h.provider
+        .enqueue_for_orchestrator(raised("busy", "first"), None)
+        .await
+        .unwrap();
+    // Leased for 30 s, and never acked here.
+    let (_, _token, _) = h.fetch_only("busy").await;
+    h.exec(
+        "SELECT S.enqueue_orchestrator(
+             array_agg('busy'::text),
+             array_agg('{\"ExternalRaised\":{\"instance\":\"busy\",\"name\":\"e' || g
+                       || '\",\"data\":\"1\"}}'),
+             array_agg(NULL::float8), array_agg(NULL::float8))
+         FROM generate_series(1, 20000) AS g",
+        None,
+    )
+    .await;
+    for i in 0..5 {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("ready-{i}")), None)
+            .await
+            .unwrap();
+    }
+    let (claimed, read) = h.claims_and_rows_read(5, tune).await;
+    assert!(
+        claimed.iter().all(|i| i.starts_with("ready-")),
+        "{claimed:?}"
+    );
+    assert!(read < 500, "five claims read {read} queue rows");
+    h.drop().await;
+}
+
+/// Enqueues racing claims, acks and releases of the same few instances never lose an
+/// instance's place in the scan: in each of 40 rounds four clients raise an event to each
+/// of four instances at once, while four dispatchers claim and ack them; every round's
+/// events are all handed out, once (the last message to an instance is the one a lost
+/// place would strand). Each enqueue's transaction stays open a few milliseconds after
+/// it, as an ack that sends an event to another instance does while it writes the rest of
+/// its turn: the window in which a release could settle ready_at past the message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn enqueues_racing_claims_and_acks_lose_no_instance() {
+    const INSTANCES: usize = 4;
+    const CLIENTS: usize = 4;
+    const ROUNDS: usize = 40;
+    let h = Harness::new("ready_race", |o| o.max_connections = 24).await;
+    for i in 0..INSTANCES {
+        h.create_instance(&format!("i{i}")).await;
+    }
+    let p = h.provider.clone();
+    let seen = Arc::new(std::sync::Mutex::new(HashMap::<String, usize>::new()));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut dispatchers = Vec::new();
+    for _ in 0..4 {
+        let (p, seen, done) = (p.clone(), seen.clone(), done.clone());
+        dispatchers.push(tokio::spawn(async move {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let Some((item, token, _)) = p
+                    .fetch_orchestration_item(LONG, Duration::from_millis(20), None)
+                    .await
+                    .unwrap()
+                else {
+                    continue;
+                };
+                {
+                    let mut seen = seen.lock().unwrap();
+                    for name in event_names(&item.messages) {
+                        *seen.entry(name).or_default() += 1;
+                    }
+                }
+                ack_empty_turn(&p, &token).await;
+            }
+        }));
+    }
+    let enqueue = h.sql("SELECT S.enqueue_orchestrator($1, $2, $3, $4)");
+    let mut stranded = None;
+    for round in 0..ROUNDS {
+        let mut clients = Vec::new();
+        for c in 0..CLIENTS {
+            for i in 0..INSTANCES {
+                let (p, enqueue) = (p.clone(), enqueue.clone());
+                clients.push(tokio::spawn(async move {
+                    let item = raised(&format!("i{i}"), &format!("r{round}-c{c}-i{i}"));
+                    let mut tx = p.pool().begin().await.unwrap();
+                    sqlx::query(&enqueue)
+                        .persistent(false)
+                        .bind(vec![format!("i{i}")])
+                        .bind(vec![serde_json::to_string(&item).unwrap()])
+                        .bind(vec![None::<f64>])
+                        .bind(vec![None::<f64>])
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                    tokio::time::sleep(Duration::from_millis(((c + i + round) % 4) as u64 * 2))
+                        .await;
+                    tx.commit().await.unwrap();
+                }));
+            }
+        }
+        for c in clients {
+            c.await.unwrap();
+        }
+        let expected = (round + 1) * CLIENTS * INSTANCES;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.lock().unwrap().len() < expected && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if seen.lock().unwrap().len() < expected {
+            stranded = Some(round);
+            break;
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    for d in dispatchers {
+        d.await.unwrap();
+    }
+    let seen = seen.lock().unwrap().clone();
+    let left = h
+        .sql_f64(
+            "SELECT count(*)::float8 FROM S.orchestrator_queue WHERE instance_id LIKE $1",
+            "i%",
+        )
+        .await;
+    assert_eq!(
+        stranded,
+        None,
+        "events stranded in that round: {} handed out in all, {left} still queued",
+        seen.len()
+    );
+    assert!(seen.values().all(|&n| n == 1), "an event handed out twice");
+    assert_eq!(left, 0.0);
+    h.drop().await;
 }

@@ -359,27 +359,6 @@ async fn an_instance_whose_start_left_nothing_costs_one_try_once() {
     h.drop().await;
 }
 
-/// Queue rows the claims read: entries of the ready index plus rows read by sequential
-/// scans of the queue, from the server's counters (flushed when a backend exits: every
-/// provider that claimed is closed first).
-async fn queue_rows_read(h: &Harness) -> i64 {
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let admin = common::admin_pool().await;
-    let n: i64 = sqlx::query_scalar(
-        "SELECT (SELECT COALESCE(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
-                 WHERE schemaname = $1 AND indexrelname = 'orchestrator_queue_ready_idx')::int8
-              + (SELECT COALESCE(sum(seq_tup_read), 0) FROM pg_stat_user_tables
-                 WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8",
-    )
-    .persistent(false)
-    .bind(&h.schema)
-    .fetch_one(&admin)
-    .await
-    .unwrap();
-    admin.close().await;
-    n
-}
-
 /// Messages to never-started instances are stored as waiting, outside the claim's ready
 /// index: with 5 000 of them ahead of the ready work, five claims read a handful of queue
 /// rows in all, not the 5 000 per claim that walking past them would take.
@@ -413,17 +392,11 @@ async fn waiting_messages_are_outside_the_claims_scan() {
         )
         .await;
     assert_eq!(waiting, 5000.0);
-    h.provider.close().await;
-    let before = queue_rows_read(&h).await;
-    let mut options = common::options(&h.schema, PollingMode::Listen);
-    tune(&mut options);
-    let claimer = common::provider_with(options).await;
-    for _ in 0..5 {
-        let (instance, _, _) = fetch_now(&claimer).await.expect("ready work");
-        assert!(instance.starts_with("ready-"), "{instance}");
-    }
-    claimer.close().await;
-    let read = queue_rows_read(&h).await - before;
+    let (claimed, read) = h.claims_and_rows_read(5, tune).await;
+    assert!(
+        claimed.iter().all(|i| i.starts_with("ready-")),
+        "{claimed:?}"
+    );
     assert!(read < 500, "five claims read {read} queue rows");
     h.drop().await;
 }

@@ -112,6 +112,14 @@ pub fn completed_turn(instance: &str, event_id: u64) -> (Vec<Event>, ExecutionMe
     )
 }
 
+/// Ack a turn of a running instance that writes nothing (its messages consumed).
+pub async fn ack_empty_turn(provider: &PostgresProvider, token: &str) {
+    provider
+        .ack_orchestration_item(token, 1, vec![], vec![], vec![], running_metadata(), vec![])
+        .await
+        .unwrap();
+}
+
 pub struct Harness {
     pub schema: String,
     pub provider: Arc<PostgresProvider>,
@@ -230,6 +238,53 @@ impl Harness {
             .unwrap();
         tx.commit().await.unwrap();
         n
+    }
+
+    /// Queue rows read so far: entries of the orchestrator queue's indexes plus rows read
+    /// by sequential scans of it, from the server's counters (flushed when a backend
+    /// exits: close every provider whose claims should count first).
+    pub async fn queue_rows_read(&self) -> i64 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let admin = super::admin_pool().await;
+        let n: i64 = sqlx::query_scalar(
+            "SELECT (SELECT COALESCE(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
+                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8
+                  + (SELECT COALESCE(sum(seq_tup_read), 0) FROM pg_stat_user_tables
+                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8",
+        )
+        .persistent(false)
+        .bind(&self.schema)
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+        admin.close().await;
+        n
+    }
+
+    /// Close this harness's provider, then make `claims` fetches on a fresh provider with
+    /// the same options (`tune` applied): the instances they claimed (left claimed) and
+    /// how many queue rows they read, by the server's counters.
+    pub async fn claims_and_rows_read(
+        &self,
+        claims: usize,
+        tune: impl FnOnce(&mut ProviderOptions),
+    ) -> (Vec<String>, i64) {
+        self.provider.close().await;
+        let before = self.queue_rows_read().await;
+        let mut options = super::options(&self.schema, PollingMode::Listen);
+        tune(&mut options);
+        let claimer = super::provider_with(options).await;
+        let mut claimed = Vec::new();
+        for _ in 0..claims {
+            let (item, _, _) = claimer
+                .fetch_orchestration_item(LONG, Duration::ZERO, None)
+                .await
+                .unwrap()
+                .expect("ready work");
+            claimed.push(item.instance);
+        }
+        claimer.close().await;
+        (claimed, self.queue_rows_read().await - before)
     }
 
     pub async fn drop(self) {

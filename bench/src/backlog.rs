@@ -1,0 +1,193 @@
+//! Scenario 7: one instance's backlog. One instance is held by a lease nobody acks (claimed
+//! straight from the provider with a 10-minute lock, as a worker that hangs would hold it)
+//! while `BACKLOG` events are queued for it, older than all other work; then 32
+//! orchestration and 32 worker dispatchers run the trivial closed loop (64 one-activity
+//! orchestrations in flight) beside it. Reported: the latency of fetches that returned an
+//! item (every one a claim of another instance; with long polling it includes any wait for
+//! work), and orchestrations/s, each beside the same run with an empty backlog (the
+//! baseline, same leased instance). Issue 9's target: p99 < 50 ms with 300 000 messages
+//! queued.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use duroxide::Client;
+use duroxide::RuntimeOptions;
+use duroxide::runtime::Runtime;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::common::{self, Env, Kind, MAX_ATTEMPTS, NOOP, progress, ratio, registries, round2};
+use crate::driver::ClosedLoop;
+use crate::probe::Probe;
+
+const DISPATCHERS: usize = 32;
+const IN_FLIGHT: usize = 64;
+const HOG: &str = "backlog-hog";
+
+struct Cfg {
+    backlog: usize,
+    warmup: Duration,
+    window: Duration,
+}
+
+fn cfg(env: &Env) -> Cfg {
+    if env.smoke {
+        Cfg {
+            backlog: 2_000,
+            warmup: Duration::from_millis(500),
+            window: Duration::from_millis(1500),
+        }
+    } else {
+        Cfg {
+            backlog: 300_000,
+            warmup: Duration::from_secs(2),
+            window: Duration::from_secs(10),
+        }
+    }
+}
+
+async fn one(env: &Env, kind: Kind, backlog: usize, c: &Cfg) -> Result<Value> {
+    let built = common::build(env, kind, "backlog").await?;
+    let provider = built.provider.clone();
+    let client = Arc::new(Client::new(provider.clone()));
+    client.start_orchestration(HOG, NOOP, "x").await?;
+    let (item, _token, _) = provider
+        .fetch_orchestration_item(Duration::from_secs(600), Duration::ZERO, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("claim the hog: {e}"))?
+        .context("the hog's start was not claimable")?;
+    anyhow::ensure!(
+        item.instance == HOG,
+        "claimed {} instead of the hog",
+        item.instance
+    );
+
+    let filled = Instant::now();
+    let raised = futures_util::stream::iter(0..backlog)
+        .map(|n| {
+            let client = client.clone();
+            async move { client.raise_event(HOG, &format!("e{n}"), "1").await }
+        })
+        .buffer_unordered(16)
+        .filter(|r| std::future::ready(r.is_err()))
+        .count()
+        .await;
+    anyhow::ensure!(
+        raised == 0,
+        "{raised} of the backlog's events failed to enqueue"
+    );
+    let fill_s = filled.elapsed().as_secs_f64();
+    progress(&format!(
+        "  {}: {} events queued for the leased instance in {fill_s:.1} s",
+        kind.name(),
+        backlog
+    ));
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let probe = Arc::new(Probe::new(provider.clone(), None, Duration::ZERO, Some(tx)));
+    let stats = probe.stats.clone();
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        probe.clone(),
+        activities,
+        orchestrations,
+        RuntimeOptions {
+            max_attempts: MAX_ATTEMPTS,
+            orchestration_concurrency: DISPATCHERS,
+            worker_concurrency: DISPATCHERS,
+            ..RuntimeOptions::default()
+        },
+    )
+    .await;
+    let t0 = stats.now_ms();
+    let driver = ClosedLoop::spawn(
+        Arc::new(Client::new(probe.clone())),
+        "b".into(),
+        IN_FLIGHT,
+        rx,
+    );
+    tokio::time::sleep(c.warmup + c.window).await;
+    let end = stats.now_ms();
+    driver.stop();
+    let from = t0 + c.warmup.as_millis() as u32;
+    let done = stats.completions_between(from, end);
+    let secs = (end - from) as f64 / 1000.0;
+    rt.shutdown(Some(env.shutdown_grace_ms())).await;
+    let v = json!({
+        "provider": kind.name(),
+        "backlog_messages": backlog,
+        "backlog_fill_s": round2(fill_s),
+        "window_s": round2(secs),
+        "orchestrations": done,
+        "orchestrations_per_s": round2(done as f64 / secs),
+        "start_errors": driver.start_errors.load(std::sync::atomic::Ordering::Relaxed),
+        "fetch": common::fetch_json(&stats.fetches_since(from)),
+    });
+    common::teardown(env, built).await;
+    if done == 0 {
+        anyhow::bail!(
+            "{}: no orchestration completed beside the backlog",
+            kind.name()
+        );
+    }
+    Ok(v)
+}
+
+pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
+    let c = cfg(env);
+    let mut per = serde_json::Map::new();
+    for &kind in kinds {
+        progress(&format!(
+            "backlog {}: {} messages for one leased instance, {DISPATCHERS} dispatchers beside it",
+            kind.name(),
+            c.backlog
+        ));
+        let mut runs = serde_json::Map::new();
+        for (label, backlog) in [("baseline", 0), ("with_backlog", c.backlog)] {
+            let v = one(env, kind, backlog, &c).await?;
+            progress(&format!(
+                "backlog {} {label}: claims of other instances p50 {} / p99 {} / max {} ms, {} orchestrations/s",
+                kind.name(),
+                v["fetch"]["found_calls"]["p50_ms"],
+                v["fetch"]["found_calls"]["p99_ms"],
+                v["fetch"]["found_calls"]["max_ms"],
+                v["orchestrations_per_s"],
+            ));
+            runs.insert(label.into(), v);
+        }
+        let p99 = |label: &str| {
+            runs[label]["fetch"]["found_calls"]["p99_ms"]
+                .as_f64()
+                .unwrap_or(0.0)
+        };
+        let rate = |label: &str| runs[label]["orchestrations_per_s"].as_f64().unwrap_or(0.0);
+        let v = json!({
+            "baseline": runs["baseline"],
+            "with_backlog": runs["with_backlog"],
+            "found_fetch_p99_with_over_without": ratio(p99("with_backlog"), p99("baseline")),
+            "orchestrations_per_s_with_over_without": ratio(rate("with_backlog"), rate("baseline")),
+        });
+        per.insert(kind.name().into(), v);
+    }
+    let ratios = match (per.get("steadfast"), per.get("duroxide-pg")) {
+        (Some(s), Some(d)) => json!({
+            "found_fetch_p99_duroxide_pg_over_steadfast": ratio(
+                d["with_backlog"]["fetch"]["found_calls"]["p99_ms"].as_f64().unwrap_or(0.0),
+                s["with_backlog"]["fetch"]["found_calls"]["p99_ms"].as_f64().unwrap_or(0.0)),
+            "orchestrations_per_s_steadfast_over_duroxide_pg": ratio(
+                s["with_backlog"]["orchestrations_per_s"].as_f64().unwrap_or(0.0),
+                d["with_backlog"]["orchestrations_per_s"].as_f64().unwrap_or(0.0)),
+        }),
+        _ => Value::Null,
+    };
+    Ok(json!({
+        "dispatchers": DISPATCHERS,
+        "in_flight": IN_FLIGHT,
+        "target": "found-fetch p99 < 50 ms with 300 000 messages queued (issue 9)",
+        "providers": per,
+        "ratios": ratios,
+    }))
+}

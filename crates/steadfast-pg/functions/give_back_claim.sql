@@ -1,0 +1,26 @@
+-- Undo a claim whose fetch was cancelled before the runtime got the item (a runtime
+-- shutting down, a caller's timeout): the lease is released and the claimed messages get
+-- their attempt back, as if the claim had never happened, so the instance is neither
+-- held for a lease nobody renews nor one attempt closer to poison. Only while the token
+-- is still the lease's; a row held by another lease holder is skipped (the lease then
+-- runs out as usual); an enqueue's KEY SHARE lock (migration 0009) does not stop it.
+-- Returns whether the claim was given back.
+CREATE OR REPLACE FUNCTION __SCHEMA__.give_back_claim(p_token text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_instance text;
+BEGIN
+    SELECT l.instance_id INTO v_instance
+    FROM __SCHEMA__.instance_leases AS l
+    WHERE l.lock_token = p_token
+    FOR NO KEY UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE __SCHEMA__.orchestrator_queue AS q
+    SET lock_token = NULL, attempt_count = GREATEST(q.attempt_count - 1, 0)
+    WHERE q.lock_token = p_token;
+    PERFORM __SCHEMA__.release_lease(v_instance);
+    RETURN true;
+END;
+$$;
