@@ -5,7 +5,8 @@
 //! orchestrations in flight) beside it. Reported: the latency of fetches that returned an
 //! item (every one a claim of another instance; with long polling it includes any wait for
 //! work), and orchestrations/s, each beside the same run with an empty backlog (the
-//! baseline, same leased instance). Issue 9's target: p99 < 50 ms with 300 000 messages
+//! baseline, same leased instance). A CHECKPOINT after the fill keeps its writes out of
+//! the measured window. Issue 9's target: p99 < 50 ms with 300 000 messages
 //! queued.
 
 use std::sync::Arc;
@@ -80,6 +81,10 @@ async fn one(env: &Env, kind: Kind, backlog: usize, c: &Cfg) -> Result<Value> {
         "{raised} of the backlog's events failed to enqueue"
     );
     let fill_s = filled.elapsed().as_secs_f64();
+    // The fill's dirty pages are written out now, not during the measured window.
+    let admin = common::admin_pool(env).await?;
+    sqlx::query("CHECKPOINT").execute(&admin).await?;
+    admin.close().await;
     progress(&format!(
         "  {}: {} events queued for the leased instance in {fill_s:.1} s",
         kind.name(),
@@ -127,11 +132,9 @@ async fn one(env: &Env, kind: Kind, backlog: usize, c: &Cfg) -> Result<Value> {
         "fetch": common::fetch_json(&stats.fetches_since(from)),
     });
     common::teardown(env, built).await;
-    if done == 0 {
-        anyhow::bail!(
-            "{}: no orchestration completed beside the backlog",
-            kind.name()
-        );
+    // Without a backlog nothing completing is a broken run; with one it is the finding.
+    if done == 0 && backlog == 0 {
+        anyhow::bail!("{}: no orchestration completed", kind.name());
     }
     Ok(v)
 }

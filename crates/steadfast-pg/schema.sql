@@ -684,12 +684,36 @@ EXCEPTION WHEN others THEN
 END;
 $$;
 
+CREATE FUNCTION steadfast.fence_ready_at(p_instance text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM 1
+    FROM steadfast.instance_leases AS l
+    WHERE l.instance_id = p_instance
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    DELETE FROM steadfast.ready_hints AS h WHERE h.instance_id = p_instance;
+    RETURN true;
+END;
+$$;
+
 CREATE FUNCTION steadfast.first_queued_start(p_instance text) RETURNS timestamp with time zone
     LANGUAGE sql STABLE
     AS $$
     SELECT min(q.visible_at)
     FROM steadfast.orchestrator_queue AS q
     WHERE q.instance_id = p_instance AND steadfast.starts_instance(q.work_item)
+$$;
+
+CREATE FUNCTION steadfast.first_ready_at(p_instance text) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT min(q.visible_at)
+    FROM steadfast.orchestrator_queue AS q
+    WHERE q.instance_id = p_instance AND NOT q.waiting
 $$;
 
 CREATE FUNCTION steadfast.give_back_claim(p_token text) RETURNS boolean
@@ -754,12 +778,15 @@ $$;
 CREATE FUNCTION steadfast.release_lease(p_instance text) RETURNS void
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    v_settle boolean := steadfast.fence_ready_at(p_instance);
 BEGIN
-    UPDATE steadfast.instance_leases
+    UPDATE steadfast.instance_leases AS l
     SET lock_token = NULL, locked_until = NULL, locked_at = NULL, attempt_count = 0,
-        backoff_jitter = 0
-    WHERE instance_id = p_instance;
-    PERFORM steadfast.settle_ready_at(p_instance);
+        backoff_jitter = 0,
+        ready_at = CASE WHEN v_settle THEN steadfast.first_ready_at(p_instance)
+                        ELSE l.ready_at END
+    WHERE l.instance_id = p_instance;
 END;
 $$;
 
@@ -785,18 +812,11 @@ CREATE FUNCTION steadfast.settle_ready_at(p_instance text) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    PERFORM 1
-    FROM steadfast.instance_leases AS l
-    WHERE l.instance_id = p_instance
-    FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND THEN
+    IF NOT steadfast.fence_ready_at(p_instance) THEN
         RETURN false;
     END IF;
-    DELETE FROM steadfast.ready_hints AS h WHERE h.instance_id = p_instance;
     UPDATE steadfast.instance_leases AS l
-    SET ready_at = (SELECT min(q.visible_at)
-                    FROM steadfast.orchestrator_queue AS q
-                    WHERE q.instance_id = p_instance AND NOT q.waiting)
+    SET ready_at = steadfast.first_ready_at(p_instance)
     WHERE l.instance_id = p_instance;
     RETURN true;
 END;

@@ -1,14 +1,18 @@
 -- Release an instance's lease (after an ack, abandon, give-back or poison disposition, with
--- the lease row held) and settle its ready_at: what the released turn consumed is gone,
--- what it delayed is later, so the instance is a claim candidate exactly when its next
--- message is visible (unless an enqueue is in flight: see settle_ready_at).
+-- the lease row held) and settle its ready_at in the same row update: what the released
+-- turn consumed is gone, what it delayed is later, so the instance is a claim candidate
+-- exactly when its next message is visible (unless an enqueue is in flight, see
+-- functions/settle_ready_at.sql; then ready_at stays as it was, early).
 CREATE OR REPLACE FUNCTION __SCHEMA__.release_lease(p_instance text)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_settle boolean := __SCHEMA__.fence_ready_at(p_instance);
 BEGIN
-    UPDATE __SCHEMA__.instance_leases
+    UPDATE __SCHEMA__.instance_leases AS l
     SET lock_token = NULL, locked_until = NULL, locked_at = NULL, attempt_count = 0,
-        backoff_jitter = 0
-    WHERE instance_id = p_instance;
-    PERFORM __SCHEMA__.settle_ready_at(p_instance);
+        backoff_jitter = 0,
+        ready_at = CASE WHEN v_settle THEN __SCHEMA__.first_ready_at(p_instance)
+                        ELSE l.ready_at END
+    WHERE l.instance_id = p_instance;
 END;
 $$;

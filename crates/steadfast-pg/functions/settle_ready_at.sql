@@ -1,17 +1,16 @@
--- Set instance_leases.ready_at (migration 0009) to the truth: when the instance's earliest
--- ready orchestrator message becomes visible, NULL if it has none; and drop its hints.
--- Called with the instance's lease row held (a claim, an ack, a release).
+-- instance_leases.ready_at (migration 0009) may be early (that costs a claim one empty
+-- try) but never late. Every enqueue either lowers it or finds it low enough, and then
+-- holds a lock on the lease row (NO KEY UPDATE or KEY SHARE) until it commits, or it
+-- leaves a hint (functions/enqueue_orchestrator.sql). So it may be raised only here:
 --
--- Why this is safe: ready_at may be early (that costs a claim one empty try) but never
--- late. Every enqueue either lowers ready_at or finds it low enough, and then holds a lock
--- on the lease row (NO KEY UPDATE or KEY SHARE) until it commits, or it leaves a hint
--- (functions/enqueue_orchestrator.sql). FOR UPDATE conflicts with both locks, so while an
--- enqueue that could be missed below is in flight, the SKIP LOCKED here finds nothing and
--- ready_at stays as it is. Once it holds FOR UPDATE, every later enqueue finds the row
--- locked and leaves a hint instead. The hints go first, in a statement of their own: a
--- hint committed between the two statements then survives, and its message, committed
--- with it, is seen by the second. Returns whether ready_at was settled.
-CREATE OR REPLACE FUNCTION __SCHEMA__.settle_ready_at(p_instance text)
+-- fence_ready_at takes the row FOR UPDATE SKIP LOCKED, which conflicts with both locks:
+-- while an enqueue that a raise could miss is in flight it finds nothing, and returns
+-- false. Once it holds the row, every later enqueue finds it locked and leaves a hint
+-- instead. It then drops the instance's hints, in a statement of its own: a hint
+-- committed after that survives, and its message, committed with it, is seen by the
+-- statement that raises ready_at next (first_ready_at, read in a later statement).
+-- Called with the lease row held (a claim, an ack, a release).
+CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
 RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM 1
@@ -22,10 +21,27 @@ BEGIN
         RETURN false;
     END IF;
     DELETE FROM __SCHEMA__.ready_hints AS h WHERE h.instance_id = p_instance;
+    RETURN true;
+END;
+$$;
+
+-- When the instance's earliest ready message becomes visible (NULL: none).
+CREATE OR REPLACE FUNCTION __SCHEMA__.first_ready_at(p_instance text)
+RETURNS timestamptz LANGUAGE sql STABLE AS $$
+    SELECT min(q.visible_at)
+    FROM __SCHEMA__.orchestrator_queue AS q
+    WHERE q.instance_id = p_instance AND NOT q.waiting
+$$;
+
+-- Set ready_at to the truth if fence_ready_at allows it. Returns whether it did.
+CREATE OR REPLACE FUNCTION __SCHEMA__.settle_ready_at(p_instance text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT __SCHEMA__.fence_ready_at(p_instance) THEN
+        RETURN false;
+    END IF;
     UPDATE __SCHEMA__.instance_leases AS l
-    SET ready_at = (SELECT min(q.visible_at)
-                    FROM __SCHEMA__.orchestrator_queue AS q
-                    WHERE q.instance_id = p_instance AND NOT q.waiting)
+    SET ready_at = __SCHEMA__.first_ready_at(p_instance)
     WHERE l.instance_id = p_instance;
     RETURN true;
 END;
