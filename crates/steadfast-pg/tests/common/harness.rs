@@ -261,30 +261,29 @@ impl Harness {
         n
     }
 
-    /// Close this harness's provider, then make `claims` fetches on a fresh provider with
-    /// the same options (`tune` applied): the instances they claimed (left claimed) and
-    /// how many queue rows they read, by the server's counters.
-    pub async fn claims_and_rows_read(
+    /// Close this harness's provider, then make five fetches on a fresh provider with the
+    /// same options (`tune` applied): each must claim a `ready-*` instance (left claimed),
+    /// and all five together must read fewer than 500 queue rows, by the server's counters.
+    pub async fn assert_five_cheap_claims_of_ready_work(
         &self,
-        claims: usize,
         tune: impl FnOnce(&mut ProviderOptions),
-    ) -> (Vec<String>, i64) {
+    ) {
         self.provider.close().await;
         let before = self.queue_rows_read().await;
         let mut options = super::options(&self.schema, PollingMode::Listen);
         tune(&mut options);
         let claimer = super::provider_with(options).await;
-        let mut claimed = Vec::new();
-        for _ in 0..claims {
+        for _ in 0..5 {
             let (item, _, _) = claimer
                 .fetch_orchestration_item(LONG, Duration::ZERO, None)
                 .await
                 .unwrap()
                 .expect("ready work");
-            claimed.push(item.instance);
+            assert!(item.instance.starts_with("ready-"), "{}", item.instance);
         }
         claimer.close().await;
-        (claimed, self.queue_rows_read().await - before)
+        let read = self.queue_rows_read().await - before;
+        assert!(read < 500, "five claims read {read} queue rows");
     }
 
     pub async fn drop(self) {
