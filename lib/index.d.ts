@@ -721,7 +721,7 @@ export interface RuntimeOptions {
 
   /** Claim draws from the oldest `fetchFanout` eligible instances (1 = strict FIFO), 1–1024. Default 8. */
   fetchFanout?: number
-  /** Candidates tried per fetch, 1–1024. Default 8. */
+  /** Counted candidate tries per fetch (a try that finds nothing to run is not counted), 1–1024. Default 8. */
   maxClaimAttempts?: number
   /** Time per fetch spent trying candidates, 1–60000. Default 2000. */
   maxClaimDurationMs?: number

@@ -87,6 +87,8 @@ DECLARE
     v_now timestamptz;
     v_batch bigint[];
     v_over_ceiling boolean;
+    v_tried integer := 0;
+    v_passed text[] := '{}';
 BEGIN
     tries := 0;
     parked_instances := 0;
@@ -100,6 +102,7 @@ BEGIN
                    ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
             WHERE l.ready_at <= v_now
               AND l.runnable_from <= v_now
+              AND l.instance_id <> ALL (v_passed)
               AND (l.lock_token IS NULL
                    OR steadfast.redelivery_at(l.locked_until, l.attempt_count,
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
@@ -119,6 +122,7 @@ BEGIN
             LEFT JOIN steadfast.executions AS e
                    ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
             WHERE h.visible_at <= v_now
+              AND h.instance_id <> ALL (v_passed)
               AND (l.instance_id IS NULL
                    OR (l.runnable_from <= v_now
                        AND (l.lock_token IS NULL
@@ -171,13 +175,13 @@ BEGIN
         END IF;
 
         FOREACH v_candidate IN ARRAY v_candidates LOOP
-            IF tries > 0 AND (tries >= p_max_tries
-                              OR clock_timestamp() - v_started
-                                 >= p_max_ms * interval '1 millisecond') THEN
+            IF v_tried > 0 AND (tries >= p_max_tries
+                                OR clock_timestamp() - v_started
+                                   >= p_max_ms * interval '1 millisecond') THEN
                 outcome := 'exhausted';
                 RETURN;
             END IF;
-            tries := tries + 1;
+            v_tried := v_tried + 1;
 
             SELECT l.generation INTO v_generation
             FROM steadfast.instance_leases AS l
@@ -188,7 +192,10 @@ BEGIN
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= clock_timestamp())
             FOR NO KEY UPDATE SKIP LOCKED;
-            CONTINUE WHEN NOT FOUND;
+            IF NOT FOUND THEN
+                tries := tries + 1;
+                CONTINUE;
+            END IF;
 
             v_token := 'sf2.' || p_nonce || '.' || v_generation || '.'
                      || encode(convert_to(v_candidate, 'UTF8'), 'hex');
@@ -239,8 +246,10 @@ BEGIN
                 -- Its ready_at was early (its messages were consumed, delayed or deleted
                 -- meanwhile): settled now, so that it costs no further try.
                 PERFORM steadfast.settle_ready_at(v_candidate);
+                v_passed := v_passed || v_candidate;
                 CONTINUE;
             END IF;
+            tries := tries + 1;
 
             -- The attempt ceiling, before anything is counted or any history read.
             IF v_over_ceiling THEN
@@ -293,6 +302,8 @@ BEGIN
                 WHERE l.instance_id = v_candidate;
                 PERFORM steadfast.settle_ready_at(v_candidate);
                 parked_instances := parked_instances + 1;
+                tries := tries - 1;
+                v_passed := v_passed || v_candidate;
                 CONTINUE;
             END IF;
             v_timed_out := false;

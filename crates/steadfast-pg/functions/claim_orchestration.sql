@@ -32,8 +32,14 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 --
 -- Each try takes the lease row with FOR NO KEY UPDATE SKIP LOCKED (which an enqueue's
 -- KEY SHARE lock does not block): a row held by another
--- transaction is skipped, never waited for. At most p_max_tries tries and p_max_ms
--- (the clock re-read per try); the first try always happens.
+-- transaction is skipped, never waited for. At most p_max_tries counted tries and p_max_ms
+-- (the clock re-read per try); the first try always happens. A try that finds nothing to
+-- hand out (an early ready_at; a runnable instance whose start left nothing, parked) is
+-- not counted, and the instance is passed over by this call's later re-reads: settling
+-- ready_at fails while an enqueue holds the row, and a scan full of such rows, older than
+-- the ready work, would otherwise use up every try, or fill every re-read, of every fetch
+-- while the enqueues last. `tries` reports the counted tries: those that lost a race for
+-- the row, and those that stopped an instance (ceiling, history limit).
 --
 -- The attempt ceiling (p_max_attempts, NULL = none) is decided here, before anything is
 -- counted or read: a candidate whose batch holds a message already handed out
@@ -91,6 +97,8 @@ DECLARE
     v_now timestamptz;
     v_batch bigint[];
     v_over_ceiling boolean;
+    v_tried integer := 0;
+    v_passed text[] := '{}';
 BEGIN
     tries := 0;
     parked_instances := 0;
@@ -104,6 +112,7 @@ BEGIN
                    ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
             WHERE l.ready_at <= v_now
               AND l.runnable_from <= v_now
+              AND l.instance_id <> ALL (v_passed)
               AND (l.lock_token IS NULL
                    OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
@@ -123,6 +132,7 @@ BEGIN
             LEFT JOIN __SCHEMA__.executions AS e
                    ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
             WHERE h.visible_at <= v_now
+              AND h.instance_id <> ALL (v_passed)
               AND (l.instance_id IS NULL
                    OR (l.runnable_from <= v_now
                        AND (l.lock_token IS NULL
@@ -175,13 +185,13 @@ BEGIN
         END IF;
 
         FOREACH v_candidate IN ARRAY v_candidates LOOP
-            IF tries > 0 AND (tries >= p_max_tries
-                              OR clock_timestamp() - v_started
-                                 >= p_max_ms * interval '1 millisecond') THEN
+            IF v_tried > 0 AND (tries >= p_max_tries
+                                OR clock_timestamp() - v_started
+                                   >= p_max_ms * interval '1 millisecond') THEN
                 outcome := 'exhausted';
                 RETURN;
             END IF;
-            tries := tries + 1;
+            v_tried := v_tried + 1;
 
             SELECT l.generation INTO v_generation
             FROM __SCHEMA__.instance_leases AS l
@@ -192,7 +202,10 @@ BEGIN
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= clock_timestamp())
             FOR NO KEY UPDATE SKIP LOCKED;
-            CONTINUE WHEN NOT FOUND;
+            IF NOT FOUND THEN
+                tries := tries + 1;
+                CONTINUE;
+            END IF;
 
             v_token := 'sf2.' || p_nonce || '.' || v_generation || '.'
                      || encode(convert_to(v_candidate, 'UTF8'), 'hex');
@@ -243,8 +256,10 @@ BEGIN
                 -- Its ready_at was early (its messages were consumed, delayed or deleted
                 -- meanwhile): settled now, so that it costs no further try.
                 PERFORM __SCHEMA__.settle_ready_at(v_candidate);
+                v_passed := v_passed || v_candidate;
                 CONTINUE;
             END IF;
+            tries := tries + 1;
 
             -- The attempt ceiling, before anything is counted or any history read.
             IF v_over_ceiling THEN
@@ -297,6 +312,8 @@ BEGIN
                 WHERE l.instance_id = v_candidate;
                 PERFORM __SCHEMA__.settle_ready_at(v_candidate);
                 parked_instances := parked_instances + 1;
+                tries := tries - 1;
+                v_passed := v_passed || v_candidate;
                 CONTINUE;
             END IF;
             v_timed_out := false;

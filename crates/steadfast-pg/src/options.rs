@@ -63,7 +63,9 @@ pub struct ClaimOptions {
     /// items), so concurrent dispatchers do not all chase the same row. 1 = strict FIFO.
     /// Default 8. Range 1..=1024.
     pub fanout: u32,
-    /// At most this many candidates are tried in one fetch call. Default 8. Range 1..=1024.
+    /// At most this many candidate tries that lose a race (the row was taken meanwhile) or
+    /// stop an instance (ceiling, history limit) in one fetch call; a try that finds
+    /// nothing to hand out is not counted. Default 8. Range 1..=1024.
     pub max_claim_attempts: u32,
     /// Bound on the time one fetch call spends trying candidates (long-poll waiting not
     /// included). Default 2 s. Range 1 ms..=60 s.

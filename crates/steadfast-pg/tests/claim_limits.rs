@@ -1,6 +1,7 @@
 //! Invariant 14, bounded work per claim: the claim scans ready instances, not messages, so
 //! no backlog of one instance costs a claim of another anything, and no enqueue racing a
-//! claim, an ack or a release loses its instance's place; one claim hands out at most
+//! claim, an ack or a release loses its instance's place, and no early ready_at that cannot
+//! be settled uses up a fetch's tries; one claim hands out at most
 //! `claim.max_batch_messages` messages (an unstarted instance's start always among them),
 //! and loads at most `claim.max_history_events` events or `claim.max_history_bytes` stored
 //! bytes of history; an instance over a history limit is failed once, with a reason naming
@@ -424,5 +425,73 @@ async fn enqueues_racing_claims_and_acks_lose_no_instance() {
     );
     assert!(seen.values().all(|&n| n == 1), "an event handed out twice");
     assert_eq!(left, 0.0);
+    h.drop().await;
+}
+
+/// ready_at may be early (invariant 14), and a try that finds nothing cannot settle it while
+/// an enqueue holds the lease row: 100 started instances with nothing to run, whose early
+/// ready_at is older than any other work and held `FOR KEY SHARE` (as in-flight enqueues of
+/// delayed messages hold it), are more than a fetch's try budget and its candidate scan.
+/// A fetch still reaches the one ready instance behind them: empty tries are not counted,
+/// and a re-read of the candidates passes over the instances this fetch already found
+/// empty. Once the holds end, the next fetch settles them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_reaches_ready_work_behind_early_ready_rows_it_cannot_settle() {
+    const EARLY: usize = 100;
+    let h = Harness::new("early_ready", |_| {}).await;
+    for i in 0..EARLY {
+        h.create_instance(&format!("early-{i:03}")).await;
+    }
+    h.exec(
+        "UPDATE S.instance_leases SET ready_at = clock_timestamp() - interval '1 hour'
+         WHERE instance_id LIKE 'early-%'",
+        None,
+    )
+    .await;
+    let admin = common::admin_pool().await;
+    let mut enqueues = admin.begin().await.unwrap();
+    sqlx::query(
+        &h.sql("SELECT 1 FROM S.instance_leases WHERE instance_id LIKE 'early-%' FOR KEY SHARE"),
+    )
+    .persistent(false)
+    .execute(&mut *enqueues)
+    .await
+    .unwrap();
+    h.provider
+        .enqueue_for_orchestrator(start("ready-0"), None)
+        .await
+        .unwrap();
+
+    let got = h
+        .provider
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .map(|g| g.0.instance);
+    assert_eq!(
+        got.as_deref(),
+        Some("ready-0"),
+        "the ready instance behind the early rows"
+    );
+
+    enqueues.commit().await.unwrap();
+    let got = h
+        .provider
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap();
+    assert!(got.is_none(), "nothing else is ready");
+    let early = h
+        .sql_f64(
+            "SELECT count(*)::float8 FROM S.instance_leases
+             WHERE instance_id LIKE $1 AND ready_at IS NOT NULL",
+            "early-%",
+        )
+        .await;
+    assert_eq!(
+        early, 0.0,
+        "the early rows are settled once nothing holds them"
+    );
+    admin.close().await;
     h.drop().await;
 }
