@@ -191,14 +191,8 @@ async fn a_slow_claim_reply_is_restamped_before_it_is_returned() {
 /// Hold `S.kv_store` in ACCESS EXCLUSIVE mode, so that a claim stops inside its statement
 /// after it took the lease row and tagged the messages (it reads the KV snapshot last).
 async fn stall_claims(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres> {
-    let admin = common::admin_pool().await;
-    let mut lock = admin.begin().await.unwrap();
-    sqlx::query(&h.sql("LOCK TABLE S.kv_store IN ACCESS EXCLUSIVE MODE"))
-        .persistent(false)
-        .execute(&mut *lock)
+    h.hold("LOCK TABLE S.kv_store IN ACCESS EXCLUSIVE MODE")
         .await
-        .unwrap();
-    lock
 }
 
 async fn claim_is_waiting_on_lock(h: &Harness) -> bool {
@@ -622,15 +616,7 @@ async fn claim_gives_up_after_max_claim_attempts_with_a_diagnostic() {
             .unwrap();
     }
     let mut rx = p.subscribe();
-    let holder_pool = common::admin_pool().await;
-    let mut holder = holder_pool.begin().await.unwrap();
-    sqlx::query(&format!(
-        "SELECT 1 FROM \"{}\".instance_leases FOR UPDATE",
-        h.schema
-    ))
-    .execute(&mut *holder)
-    .await
-    .unwrap();
+    let holder = h.hold("SELECT 1 FROM S.instance_leases FOR UPDATE").await;
     let began = Instant::now();
     let got = p
         .fetch_orchestration_item(LONG, Duration::from_secs(5), None)
@@ -654,7 +640,6 @@ async fn claim_gives_up_after_max_claim_attempts_with_a_diagnostic() {
         "{}",
         exhausted[0].reason
     );
-    holder_pool.close().await;
     h.drop().await;
 }
 

@@ -448,15 +448,9 @@ async fn a_fetch_reaches_ready_work_behind_early_ready_rows_it_cannot_settle() {
         None,
     )
     .await;
-    let admin = common::admin_pool().await;
-    let mut enqueues = admin.begin().await.unwrap();
-    sqlx::query(
-        &h.sql("SELECT 1 FROM S.instance_leases WHERE instance_id LIKE 'early-%' FOR KEY SHARE"),
-    )
-    .persistent(false)
-    .execute(&mut *enqueues)
-    .await
-    .unwrap();
+    let enqueues = h
+        .hold("SELECT 1 FROM S.instance_leases WHERE instance_id LIKE 'early-%' FOR KEY SHARE")
+        .await;
     h.provider
         .enqueue_for_orchestrator(start("ready-0"), None)
         .await
@@ -492,6 +486,5 @@ async fn a_fetch_reaches_ready_work_behind_early_ready_rows_it_cannot_settle() {
         early, 0.0,
         "the early rows are settled once nothing holds them"
     );
-    admin.close().await;
     h.drop().await;
 }

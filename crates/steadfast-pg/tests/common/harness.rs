@@ -222,6 +222,19 @@ impl Harness {
         admin.close().await;
     }
 
+    /// Run one statement on an admin connection (`S.` is this schema) in a transaction
+    /// that is left open: whatever it locks stays locked until the transaction ends.
+    pub async fn hold(&self, sql: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
+        let admin = super::admin_pool().await;
+        let mut tx = admin.begin().await.unwrap();
+        sqlx::query(&self.sql(sql))
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx
+    }
+
     pub fn sql(&self, sql: &str) -> String {
         sql.replace("S.", &format!("\"{}\".", self.schema))
     }
