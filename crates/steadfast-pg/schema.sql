@@ -811,11 +811,13 @@ BEGIN
     FROM steadfast.instance_leases AS l
     WHERE l.lock_token = p_token
     FOR NO KEY UPDATE SKIP LOCKED;
-    IF NOT FOUND THEN
-        RETURN NULL;
+    IF FOUND THEN
+        RETURN steadfast.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
+                                      v_lease.attempt_count, v_lease.backoff_jitter);
     END IF;
-    RETURN steadfast.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
-                                  v_lease.attempt_count, v_lease.backoff_jitter);
+    RETURN (SELECT (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
+            FROM steadfast.instance_leases AS l
+            WHERE l.lock_token = p_token AND l.locked_until > clock_timestamp());
 END;
 $$;
 

@@ -1,7 +1,11 @@
 -- Start a claimed lease again from now, for a claim whose reply took long to reach and
--- decode in the client. Only while the token is still the lease's and no other lease
--- holder has the row (FOR NO KEY UPDATE SKIP LOCKED: never waits, and an enqueue's KEY
--- SHARE lock, migration 0009, does not stop it). NULL when not restamped.
+-- decode in the client. Only while the token is still the lease's. Never waits: the row
+-- is taken FOR NO KEY UPDATE SKIP LOCKED (an enqueue's KEY SHARE lock, migration 0009,
+-- does not stop it). When another transaction holds the row for a moment (an enqueue
+-- lowering ready_at, another claim's try, the ready_at fence), the lease is kept as the
+-- claim stamped it: the milliseconds it has left are returned, so the claim is still
+-- handed out rather than left leased to nobody with its attempt counted.
+-- NULL when the token no longer holds a live lease.
 CREATE OR REPLACE FUNCTION __SCHEMA__.restamp_lease(p_token text, p_lock_ms float8)
 RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE
@@ -11,10 +15,12 @@ BEGIN
     FROM __SCHEMA__.instance_leases AS l
     WHERE l.lock_token = p_token
     FOR NO KEY UPDATE SKIP LOCKED;
-    IF NOT FOUND THEN
-        RETURN NULL;
+    IF FOUND THEN
+        RETURN __SCHEMA__.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
+                                      v_lease.attempt_count, v_lease.backoff_jitter);
     END IF;
-    RETURN __SCHEMA__.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
-                                  v_lease.attempt_count, v_lease.backoff_jitter);
+    RETURN (SELECT (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
+            FROM __SCHEMA__.instance_leases AS l
+            WHERE l.lock_token = p_token AND l.locked_until > clock_timestamp());
 END;
 $$;

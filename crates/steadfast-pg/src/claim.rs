@@ -208,7 +208,10 @@ fn claim_args(
     let mut args = PgArguments::default();
     let bound = (|| {
         args.add(new_nonce())?;
-        args.add(millis(lock_timeout))?;
+        args.add(millis(crate::deadline::first_lease(
+            lock_timeout,
+            claim.max_turn_duration,
+        )))?;
         args.add(jitter)?;
         args.add(scan)?;
         args.add(int(claim.fanout))?;
@@ -379,7 +382,10 @@ impl PostgresProvider {
             let left: Option<f64> = self
                 .scalar(&self.q.orch_lease_restamp)
                 .bind(&token)
-                .bind(millis(lock_timeout))
+                .bind(millis(crate::deadline::first_lease(
+                    lock_timeout,
+                    self.options.claim.max_turn_duration,
+                )))
                 .fetch_one_on(self, FETCH)
                 .await?;
             if left.is_none() {

@@ -1,7 +1,11 @@
 //! Turn and activity deadlines (`ClaimOptions::max_turn_duration`,
 //! `ClaimOptions::max_activity_duration`): the renewal statements stop extending a lease
 //! that far past its claim (`queries/orch_lease_renew.sql`, `queries/worker_renew.sql`).
-//! This is the refusal they then give, logged once per refusal.
+//! This is the refusal they then give, logged once per refusal. A claim's first lease never
+//! runs past the deadline either ([`first_lease`]): a renewal refused at the deadline must
+//! find the lease already over, because duroxide answers the refusal of an activity's
+//! renewal by acking its work item with no result, which would delete a work item whose
+//! lease still ran (its orchestration would then wait for the activity for ever).
 
 use std::time::Duration;
 
@@ -28,4 +32,9 @@ pub(crate) fn reached(
             "the {what} reached its deadline ({option} = {ms} ms); the lease is no longer renewed"
         ),
     )
+}
+
+/// The lease a claim stamps: the lock timeout, cut at the deadline.
+pub(crate) fn first_lease(lock_timeout: Duration, deadline: Option<Duration>) -> Duration {
+    deadline.map_or(lock_timeout, |d| lock_timeout.min(d))
 }

@@ -183,7 +183,10 @@ impl PostgresProvider {
             let row = self
                 .query(&self.q.worker_claim)
                 .bind(&token)
-                .bind(millis(lock_timeout))
+                .bind(millis(crate::deadline::first_lease(
+                    lock_timeout,
+                    claim.max_activity_duration,
+                )))
                 .bind(jitter as f32)
                 .bind(millis(backoff.base))
                 .bind(millis(backoff.cap))

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::harness::{Harness, LONG, drain, poison_turn, running_metadata, start, started_event};
+use common::harness::{
+    Harness, LONG, ack_empty_turn, drain, poison_turn, raised, running_metadata, start,
+    started_event,
+};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -188,6 +191,79 @@ async fn a_slow_claim_reply_is_restamped_before_it_is_returned() {
     h.drop().await;
 }
 
+/// Invariant 2 (a slow reply is never dropped): when another transaction holds the lease
+/// row for a moment as the restamp arrives (an enqueue lowering `ready_at`, another
+/// claim's try, the `ready_at` fence), the claim is handed out with the lease it was
+/// stamped with. Dropping it left the instance leased to nobody for the whole lock
+/// timeout with an attempt counted: `claim_limits`' enqueue race stranded messages so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_claim_reply_is_handed_out_while_another_transaction_holds_its_lease_row() {
+    let h = Harness::new("restamp_held", |_| {}).await;
+    let p = &h.provider;
+    h.create_instance("inst").await;
+    // The holder's lock request is queued behind the claim's row lock, so it is granted as
+    // the claim commits, before the client has the reply. Should the restamp still win
+    // the race (it then writes the row), the round is played again.
+    for round in 1..=5 {
+        p.enqueue_for_orchestrator(raised("inst", "go"), None)
+            .await
+            .unwrap();
+        let stall = stall_claims(&h).await;
+        let fetch = tokio::spawn({
+            let p = Arc::clone(&h.provider);
+            async move { p.fetch_orchestration_item(LONG, Duration::ZERO, None).await }
+        });
+        assert!(
+            claim_is_waiting_on_lock(&h).await,
+            "the claim never stalled"
+        );
+        let holder = tokio::spawn({
+            let sql = h.sql(
+                "SELECT 1 AS restamp_holder FROM S.instance_leases
+                 WHERE instance_id = 'inst' FOR NO KEY UPDATE",
+            );
+            async move {
+                let admin = common::admin_pool().await;
+                let mut tx = admin.begin().await.unwrap();
+                sqlx::query(&sql)
+                    .persistent(false)
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+                tx
+            }
+        });
+        assert!(
+            waits_on_lock("restamp_holder", None).await,
+            "the holder never queued behind the claim"
+        );
+        stall.commit().await.unwrap();
+        let got = fetch.await.unwrap().unwrap();
+        let held = holder.await.unwrap();
+        // The lease row was last written by the claim itself (same transaction as the
+        // message's tag) unless the restamp got the row first.
+        let restamped = h
+            .sql_f64(
+                "SELECT (l.xmin::text <> q.xmin::text)::int::float8
+                 FROM S.instance_leases AS l JOIN S.orchestrator_queue AS q USING (instance_id)
+                 WHERE l.instance_id = $1",
+                "inst",
+            )
+            .await
+            == 1.0;
+        let (item, token, _) = got.expect("the claim is handed out, not dropped");
+        assert_eq!(item.instance, "inst");
+        held.commit().await.unwrap();
+        ack_empty_turn(p, &token).await;
+        if !restamped {
+            println!("round {round}: the restamp met the held row and the claim was handed out");
+            h.drop().await;
+            return;
+        }
+    }
+    panic!("the restamp won the race in every round; the held row was never met");
+}
+
 /// Hold `S.kv_store` in ACCESS EXCLUSIVE mode, so that a claim stops inside its statement
 /// after it took the lease row and tagged the messages (it reads the KV snapshot last).
 async fn stall_claims(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres> {
@@ -196,20 +272,28 @@ async fn stall_claims(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres>
 }
 
 async fn claim_is_waiting_on_lock(h: &Harness) -> bool {
+    waits_on_lock("claim_orchestration", Some(h.sql("S.kv_store"))).await
+}
+
+/// Whether a backend whose query contains `marker` waits for a lock (on `relation`, if
+/// named) within 30 s.
+async fn waits_on_lock(marker: &str, relation: Option<String>) -> bool {
     let admin = common::admin_pool().await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         let mut tx = admin.begin().await.unwrap();
         let waiting: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND query LIKE '%claim_orchestration%'
+             WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
                AND pid <> pg_backend_pid()
-               AND EXISTS (SELECT 1 FROM pg_locks AS l
-                           WHERE l.pid = pg_stat_activity.pid AND NOT l.granted
-                             AND l.relation = $1::regclass)",
+               AND ($2::text IS NULL
+                    OR EXISTS (SELECT 1 FROM pg_locks AS l
+                               WHERE l.pid = pg_stat_activity.pid AND NOT l.granted
+                                 AND l.relation = $2::regclass))",
         )
         .persistent(false)
-        .bind(h.sql("S.kv_store"))
+        .bind(marker)
+        .bind(relation.as_deref())
         .fetch_one(&mut *tx)
         .await
         .unwrap();

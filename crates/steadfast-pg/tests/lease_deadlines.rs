@@ -97,18 +97,7 @@ async fn an_activity_that_never_ends_loses_its_lease_at_the_deadline() {
     })
     .await;
     let p = &h.provider;
-    h.create_instance("o").await;
-    p.enqueue_for_worker(WorkItem::ActivityExecute {
-        instance: "o".into(),
-        execution_id: 1,
-        id: 2,
-        name: "Hangs".into(),
-        input: "{}".into(),
-        session_id: None,
-        tag: None,
-    })
-    .await
-    .unwrap();
+    hanging_activity(&h).await;
     let any = TagFilter::default();
     let fetch = || p.fetch_work_item(LEASE, Duration::ZERO, None, &any);
     let (_, token, attempt) = fetch().await.unwrap().unwrap();
@@ -118,6 +107,53 @@ async fn an_activity_that_never_ends_loses_its_lease_at_the_deadline() {
     })
     .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, _, attempt) = fetch().await.unwrap().expect("redelivered, counted");
+    assert_eq!(attempt, 2);
+    h.drop().await;
+}
+
+/// A started instance `o` with one activity to run.
+async fn hanging_activity(h: &Harness) {
+    h.create_instance("o").await;
+    h.provider
+        .enqueue_for_worker(WorkItem::ActivityExecute {
+            instance: "o".into(),
+            execution_id: 1,
+            id: 2,
+            name: "Hangs".into(),
+            input: "{}".into(),
+            session_id: None,
+            tag: None,
+        })
+        .await
+        .unwrap();
+}
+
+/// A claim's first lease is cut at the deadline too: with a deadline shorter than the lock
+/// timeout, the renewal refused at the deadline finds the lease over. duroxide answers that
+/// refusal by acking the work item with no result; while the claim's lease still ran, that
+/// ack deleted the item, and its orchestration waited for the activity for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_shorter_than_the_lock_timeout_cuts_the_first_lease() {
+    let deadline = Duration::from_millis(300);
+    let h = Harness::new("deadline_first_lease", |o| {
+        o.claim.max_activity_duration = Some(deadline);
+        o.claim.redelivery_backoff.base = Duration::from_millis(1);
+    })
+    .await;
+    let p = &h.provider;
+    hanging_activity(&h).await;
+    let any = TagFilter::default();
+    let lock_timeout = Duration::from_secs(5);
+    let fetch = || p.fetch_work_item(lock_timeout, Duration::ZERO, None, &any);
+    let (_, token, _) = fetch().await.unwrap().unwrap();
+    tokio::time::sleep(deadline + Duration::from_millis(100)).await;
+    let refused = p.renew_work_item_lock(&token, lock_timeout).await;
+    assert!(refused.is_err(), "renewed past the deadline");
+    assert!(
+        p.ack_work_item(&token, None).await.is_err(),
+        "a result-less ack after the deadline deleted the work item"
+    );
     let (_, _, attempt) = fetch().await.unwrap().expect("redelivered, counted");
     assert_eq!(attempt, 2);
     h.drop().await;
