@@ -393,6 +393,10 @@ impl PostgresProvider {
                 return Ok(None);
             }
         }
+        self.leases.stamped(
+            &token,
+            crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration),
+        );
         let item = OrchestrationItem {
             instance,
             orchestration_name: loaded.name,

@@ -46,13 +46,17 @@ impl PostgresProvider {
             cancelled,
         };
         let Some(details) = poison else {
-            // An ordinary ack: one statement (ack_turn) that writes only with a live lease.
+            // An ordinary ack: one statement (ack_turn) that writes only with a live lease,
+            // retried through transient errors while the lease may live (`lease_book.rs`).
             let params = TurnParams::new(&turn, ACK)?;
-            let state: String = params
-                .bind(self.query(&self.q.turn_ack).bind(lock_token))
-                .fetch_one_on(self, ACK)
-                .await?
-                .get(0);
+            let lease_left = self.leases.take_remaining(lock_token);
+            let state: String = crate::transient::retry_while_lease_may_live(lease_left, || {
+                params
+                    .bind(self.query(&self.q.turn_ack).bind(lock_token))
+                    .fetch_one_on(self, ACK)
+            })
+            .await?
+            .get(0);
             return match state.as_str() {
                 "ok" => Ok(()),
                 "expired" => Err(self.ack_rejected(lock_token, execution_id, "expired").await),
@@ -61,6 +65,7 @@ impl PostgresProvider {
                     .await),
             };
         };
+        self.leases.forget(lock_token);
         self.ack_poison(lock_token, turn, details).await
     }
 
@@ -195,6 +200,7 @@ impl PostgresProvider {
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
         const OP: &str = "abandon_orchestration_item";
+        self.leases.forget(lock_token);
         let mut tx = self.begin(OP).await?;
         let lease = self
             .query(&self.q.orch_lease_lock_by_token)
@@ -231,7 +237,9 @@ impl PostgresProvider {
         crate::transient::retry_while_lease_may_live(extend_for, || {
             self.try_renew_orchestration_lease(lock_token, extend_for)
         })
-        .await
+        .await?;
+        self.leases.stamped(lock_token, extend_for);
+        Ok(())
     }
 
     async fn try_renew_orchestration_lease(

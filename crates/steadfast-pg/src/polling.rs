@@ -3,7 +3,8 @@
 //! caller's `poll_timeout`), and claim again. In session-free mode there is no waiting.
 //! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
 //! claims something passes the wake on to the next, so a burst of work fans out over
-//! idle dispatchers one by one instead of waking all of them for every enqueue.
+//! idle dispatchers one by one instead of waking all of them for every enqueue. While
+//! claims fail with retryable errors, every fetch backs off together (`fetch_gate.rs`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -17,6 +18,10 @@ use crate::diagnostics::QueueKind;
 
 use crate::provider::PostgresProvider;
 use crate::run::RunScalar;
+
+/// A gated fetch in session-free mode (no poll timeout) still waits this long, so that a
+/// dispatcher polling in a loop does not spin while the gate is closed.
+const GATED_MIN_WAIT: Duration = Duration::from_millis(10);
 
 pub(crate) enum ClaimOutcome<T> {
     Claimed(T),
@@ -50,7 +55,21 @@ impl PostgresProvider {
                 Duration::ZERO
             };
         loop {
-            match claim().await? {
+            let pass = match self.fetch_gate.pass() {
+                Ok(pass) => pass,
+                Err(wait) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::sleep(wait.min(left.max(GATED_MIN_WAIT))).await;
+                    return Ok(None);
+                }
+            };
+            let outcome = claim().await;
+            match &outcome {
+                Ok(_) => self.fetch_gate.succeeded(pass),
+                Err(e) if e.is_retryable() => self.fetch_gate.failed(pass, e),
+                Err(_) => self.fetch_gate.released(pass),
+            }
+            match outcome? {
                 ClaimOutcome::Claimed(item) => {
                     if let (true, Some(notify)) = (woken, &wake) {
                         notify.notify_one();

@@ -18,7 +18,9 @@ use crate::admin::AdminQueries;
 use crate::database_url::Scrubber;
 use crate::diagnostics::{Diagnostic, DiagnosticSink, QueueKind};
 use crate::error::{SetupError, db_error};
+use crate::fetch_gate::FetchGate;
 use crate::give_back::GiveBack;
+use crate::lease_book::LeaseBook;
 use crate::options::{PollingMode, ProviderOptions};
 use crate::orphans::OrphanSweep;
 use crate::queries::Queries;
@@ -39,6 +41,11 @@ pub struct PostgresProvider {
     /// Detached claim statements and give-backs: `close()` waits for them.
     pub(crate) in_flight: TaskTracker,
     pub(crate) orphan_sweep: OrphanSweep,
+    /// When this process's orchestrator leases have certainly ended (acks ride out
+    /// transient errors until then).
+    pub(crate) leases: LeaseBook,
+    /// One backoff for every fetch while claims fail with retryable errors.
+    pub(crate) fetch_gate: FetchGate,
     signal: Option<EnqueueSignal>,
 }
 
@@ -157,6 +164,8 @@ impl PostgresProvider {
             options,
             diagnostics: DiagnosticSink::new(),
             orphan_sweep: OrphanSweep::new(),
+            leases: LeaseBook::default(),
+            fetch_gate: FetchGate::default(),
             signal,
         })
     }

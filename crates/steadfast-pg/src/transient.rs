@@ -5,7 +5,8 @@
 //! result*. A dropped connection, a restarting server or a pool that is momentarily
 //! exhausted says nothing about the lease, so a renewal retries such errors until the
 //! lease it renews has certainly ended; only the database's answer ("no live lease with
-//! this token") or a permanent error ends it early.
+//! this token") or a permanent error ends it early. Ordinary turn acks ride them out the
+//! same way, for as long as their lease may live (`lease_book.rs`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};

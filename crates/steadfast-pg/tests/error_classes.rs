@@ -163,3 +163,135 @@ async fn a_read_only_database_gives_retryable_errors_and_fails_nothing() {
     )));
     h.drop().await;
 }
+
+/// Make every write of `table` fail with SQLSTATE `code` (as a full disk or a demoted
+/// primary would) until `DROP TRIGGER refuse_writes ON S.<table>`.
+async fn refuse_writes(h: &Harness, table: &str, code: &str) {
+    h.exec(
+        &format!(
+            "CREATE FUNCTION S.refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $f$
+             BEGIN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '{code}'; END $f$"
+        ),
+        None,
+    )
+    .await;
+    h.exec(
+        &format!(
+            "CREATE TRIGGER refuse_writes BEFORE INSERT OR UPDATE ON S.{table}
+             FOR EACH ROW EXECUTE FUNCTION S.refuse_writes()"
+        ),
+        None,
+    )
+    .await;
+}
+
+/// While claims fail with a retryable error (here a full disk, 53100), every fetch of the
+/// provider backs off together: 16 dispatchers polling for 2 s send a few probes, not a
+/// claim each every few milliseconds; no attempt is counted; and once writes work again
+/// the next probe claims. Before, each dispatcher retried on its own (duroxide's
+/// per-dispatcher backoff, or none when it polls in a loop as here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_failing_with_a_full_disk_back_off_together() {
+    let h = Harness::new("disk_full", |_| {}).await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("ready"), None)
+        .await
+        .unwrap();
+    refuse_writes(&h, "instance_leases", "53100").await;
+    let polling_until = std::time::Instant::now() + Duration::from_secs(2);
+    let dispatchers = (0..16).map(|_| {
+        let p = std::sync::Arc::clone(p);
+        tokio::spawn(async move {
+            let (mut calls, mut errors) = (0u32, 0u32);
+            while std::time::Instant::now() < polling_until {
+                calls += 1;
+                match p.fetch_orchestration_item(LONG, Duration::ZERO, None).await {
+                    Ok(None) => {}
+                    Ok(Some((item, _, _))) => panic!("claimed {} on a full disk", item.instance),
+                    Err(e) => {
+                        assert!(e.is_retryable(), "{e}");
+                        errors += 1;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            (calls, errors)
+        })
+    });
+    let (mut calls, mut errors) = (0, 0);
+    for d in dispatchers.collect::<Vec<_>>() {
+        let (c, e) = d.await.unwrap();
+        calls += c;
+        errors += e;
+    }
+    println!("{calls} fetches, {errors} of them reached the database and failed");
+    assert!(calls >= 16 * 20, "the dispatchers kept polling: {calls}");
+    assert!(
+        errors <= 40,
+        "{errors} claims failed: the fetches did not back off together"
+    );
+    assert_eq!(p.max_attempt_count("ready").await.unwrap(), 0);
+
+    h.exec("DROP TRIGGER refuse_writes ON S.instance_leases", None)
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Ok(Some((item, _, attempt))) =
+            p.fetch_orchestration_item(LONG, Duration::ZERO, None).await
+        {
+            assert_eq!((item.instance.as_str(), attempt), ("ready", 1));
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never claimed again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.drop().await;
+}
+
+/// An ordinary turn ack rides out a retryable error while its lease may live: the database
+/// refuses writes (25006, a demoted primary) for a second, and the ack commits once it
+/// takes them again. Before, it failed at once; duroxide retries an ack for about 0.3 s and
+/// then commits the turn as *failed* with the same token, which fails a healthy instance
+/// whenever the database comes back in between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_ack_rides_out_a_read_only_second_while_its_lease_lives() {
+    let h = Harness::new("ack_ride_out", |_| {}).await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("blip"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("blip").await;
+    refuse_writes(&h, "history", "25006").await;
+    let ack = tokio::spawn({
+        let p = std::sync::Arc::clone(p);
+        async move {
+            p.ack_orchestration_item(
+                &token,
+                1,
+                vec![common::harness::started_event("blip")],
+                vec![],
+                vec![],
+                running_metadata(),
+                vec![],
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !ack.is_finished(),
+        "the ack gave up while its lease lived: {:?}",
+        ack.await
+    );
+    h.exec("DROP TRIGGER refuse_writes ON S.history", None)
+        .await;
+    ack.await
+        .unwrap()
+        .expect("the ack commits once writes work");
+    let history = p.read("blip").await.unwrap();
+    assert!(matches!(
+        history.first().map(|e| &e.kind),
+        Some(EventKind::OrchestrationStarted { .. })
+    ));
+    h.drop().await;
+}
