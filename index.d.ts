@@ -90,6 +90,11 @@ export declare class NativeRuntime {
   registerActivity(name: string, callback: ((arg: string) => Promise<string>)): void
   /** Register an orchestration name at `version` (plain registrations use `1.0.0`). */
   registerOrchestration(name: string, version: string): void
+  /**
+   * The JS event loop answered (called from a timer while running). Returns the JSON
+   * `eventLoopStalled` report when this ends a stall that refused work.
+   */
+  heartbeat(): string | null
   /** Build registries and start the dispatchers. Resolves once they run. */
   start(): Promise<void>
   /**
@@ -287,6 +292,11 @@ export interface NativeRuntimeOptions {
   serviceName?: string
   serviceVersion?: string
   gaugePollIntervalMs?: number
+  /**
+   * ms without an answer from the event loop before renewals and fetches are refused;
+   * 0 turns the watch off (default [`DEFAULT_EVENT_LOOP_STALL_MS`]).
+   */
+  eventLoopStallMs?: number
   fetchFanout?: number
   maxClaimAttempts?: number
   maxClaimDurationMs?: number

@@ -1,5 +1,8 @@
 // Shared helpers for the node:test suites.
+import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -85,4 +88,37 @@ export function backends(label) {
       },
     },
   ]
+}
+
+/**
+ * Start `node fixtures/<fixture> ...args` with stdin and stdout piped. `lines` collects what it
+ * prints; `ready` resolves once it printed "ready"; `exited` resolves with { code, signal };
+ * `waitFor(predicate, ms)` resolves with the first line (printed so far or later) matching it.
+ */
+export function spawnWorker(fixture, args) {
+  const script = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url))
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = []
+  const waiters = new Set()
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(line)
+    for (const w of waiters) w(line)
+  })
+  const waitFor = (predicate, timeoutMs = 30_000, what = 'a line') =>
+    new Promise((resolve, reject) => {
+      const found = lines.find(predicate)
+      if (found !== undefined) return resolve(found)
+      const timer = setTimeout(() => done(new Error(`worker ${child.pid}: timed out waiting for ${what}`)), timeoutMs)
+      const check = (line) => predicate(line) && done(null, line)
+      function done(err, line) {
+        clearTimeout(timer)
+        waiters.delete(check)
+        err ? reject(err) : resolve(line)
+      }
+      waiters.add(check)
+      exited.then(({ code, signal }) => done(new Error(`worker ${child.pid} exited (code ${code}, signal ${signal}) before ${what}`)))
+    })
+  const ready = waitFor((l) => l === 'ready', 60_000, 'ready')
+  return { child, lines, ready, exited, waitFor }
 }

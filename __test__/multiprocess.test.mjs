@@ -3,11 +3,8 @@
 // instance completed exactly once, and every scheduled activity has exactly one completion.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
-import { steadfast, DATABASE_URL, uid, pgSchema } from './helpers.mjs'
+import { steadfast, DATABASE_URL, uid, pgSchema, spawnWorker } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const pg = require('pg')
@@ -15,23 +12,9 @@ const { PostgresProvider, Client } = steadfast
 
 const PROCESSES = 4
 const INSTANCES = 40
-const WORKER = fileURLToPath(new URL('./fixtures/mp-worker.mjs', import.meta.url))
 
-/** Start one worker process; resolves once it printed "ready". */
-function startWorker(schema) {
-  const child = spawn(process.execPath, [WORKER, DATABASE_URL, schema], { stdio: ['pipe', 'pipe', 'inherit'] })
-  const lines = []
-  const rl = createInterface({ input: child.stdout })
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-  const ready = new Promise((resolve, reject) => {
-    rl.on('line', (line) => {
-      lines.push(line)
-      if (line === 'ready') resolve()
-    })
-    exited.then(({ code, signal }) => reject(new Error(`worker ${child.pid} exited before ready (code ${code}, signal ${signal})`)))
-  })
-  return { child, lines, ready, exited }
-}
+/** One worker process; `ready` resolves once it printed "ready". */
+const startWorker = (schema) => spawnWorker('mp-worker.mjs', [DATABASE_URL, schema])
 
 test(`${PROCESSES} worker processes on one schema finish ${INSTANCES} orchestrations exactly once`, { timeout: 240_000 }, async () => {
   const s = await pgSchema('multiproc')

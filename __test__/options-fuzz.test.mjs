@@ -45,6 +45,7 @@ const MODEL = {
   serviceName: { kind: 'string', maxBytes: 256 },
   serviceVersion: { kind: 'string', maxBytes: 256 },
   gaugePollIntervalMs: int(1, DAY),
+  eventLoopStallMs: int(0, DAY),
   fetchFanout: int(1, 1024),
   maxClaimAttempts: int(1, 1024),
   maxClaimDurationMs: int(1, 60_000),
@@ -60,7 +61,7 @@ const MODEL = {
   maxHistoryBytes: int(1024, 1_073_741_824),
 }
 const CLAIM_FIELDS = ['fetchFanout', 'maxClaimAttempts', 'maxClaimDurationMs', 'redeliveryBackoffBaseMs', 'redeliveryBackoffCapMs', 'redeliveryBackoffJitter', 'longPollRecheckMs', 'orphanTimeoutMs', 'maxTurnDurationMs', 'maxActivityDurationMs', 'maxBatchMessages', 'maxHistoryEvents', 'maxHistoryBytes']
-const DEFAULTS = { unregisteredBackoffBaseMs: 1000, unregisteredBackoffMaxMs: 60_000, redeliveryBackoffBaseMs: 20, redeliveryBackoffCapMs: 30_000, workerLockTimeoutMs: 30_000, workerLockRenewalBufferMs: 5000, sessionIdleTimeoutMs: 300_000 }
+const DEFAULTS = { unregisteredBackoffBaseMs: 1000, unregisteredBackoffMaxMs: 60_000, redeliveryBackoffBaseMs: 20, redeliveryBackoffCapMs: 30_000, workerLockTimeoutMs: 30_000, workerLockRenewalBufferMs: 5000, sessionIdleTimeoutMs: 300_000, eventLoopStallMs: 10_000 }
 
 const PG_MODEL = {
   schema: { kind: 'schema' },
@@ -139,6 +140,8 @@ function expectRuntime(options) {
   const eff = (k) => options[k] ?? DEFAULTS[k]
   if (eff('unregisteredBackoffBaseMs') > eff('unregisteredBackoffMaxMs')) return [RANGE, /must be at most options\.unregisteredBackoffMaxMs/, 'unregisteredBackoffBaseMs']
   if (eff('redeliveryBackoffBaseMs') > eff('redeliveryBackoffCapMs')) return [RANGE, /must be at most options\.redeliveryBackoffCapMs/, 'redeliveryBackoffBaseMs']
+  const stall = eff('eventLoopStallMs')
+  if (stall !== 0 && stall < 100) return [RANGE, /must be 0 \(off\) or at least 100/, 'eventLoopStallMs']
   const lock = eff('workerLockTimeoutMs')
   const buffer = eff('workerLockRenewalBufferMs')
   const renewal = lock >= buffer ? lock - buffer : 1000

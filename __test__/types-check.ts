@@ -77,8 +77,12 @@ async function main(): Promise<void> {
   })
   rt.on('poisoned', (d) => use(d.instanceId, d.attemptCount, d.kind === 'poisoned'))
   rt.on('messagesOrphaned', (d) => use(d.instanceId, d.messageKind, d.kind === 'messagesOrphaned'))
+  rt.on('eventLoopStalled', (d) => use(d.stalledMs, d.renewalsRefused, d.fetchesRefused, d.acksRefused, d.thresholdMs))
+  // @ts-expect-error a stall report is not about one instance
+  rt.on('eventLoopStalled', (d) => use(d.instanceId))
   rt.on('diagnostic', (d: Diagnostic) => {
     if (d.kind === 'poisonLost') use(d.reason)
+    if (d.kind === 'eventLoopStalled') use(d.stalledMs)
   })
   await rt.start()
   const client = new Client(provider)

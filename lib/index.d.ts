@@ -716,6 +716,16 @@ export interface RuntimeOptions {
   serviceVersion?: string
   /** Gauge refresh interval, 1–86400000. Default 60000. */
   gaugePollIntervalMs?: number
+  /**
+   * Both providers: when the event loop has not answered for this long (a busy loop or a
+   * synchronous call that hangs, in orchestration or activity code), this process refuses to
+   * renew its leases and to fetch work, so its leases lapse and other processes take the work
+   * over with the attempt counted; `eventLoopStalled` reports the stall once the loop answers
+   * again. A turn whose synchronous JS (its replay included) runs longer than this loses its lease
+   * the same way: raise it for orchestrations whose replay takes seconds. 0 (off) or 100–86400000.
+   * Default 10000.
+   */
+  eventLoopStallMs?: number
 
   // steadfast-pg claim options: applied to the runtime's own PostgreSQL pool; ignored for SQLite.
 
@@ -822,6 +832,8 @@ interface DiagnosticBase {
  * - `messagesOrphaned`: (PostgreSQL) messages to an instance that nothing started waited `orphanTimeoutMs`
  *   and were moved to the dead-letter store with reason `orphaned` (one event per instance).
  * - `diagnosticsLagged`: diagnostics were dropped because listeners fell behind.
+ * - `eventLoopStalled`: the event loop did not answer for `eventLoopStallMs` or longer, and this
+ *   process refused lease renewals and fetches meanwhile (see {@link EventLoopStalled}).
  */
 export type Diagnostic =
   | (DiagnosticBase & { kind: 'poisoned' })
@@ -833,6 +845,26 @@ export type Diagnostic =
   | (DiagnosticBase & { kind: 'claimExhausted' })
   | (DiagnosticBase & { kind: 'messagesOrphaned' })
   | (DiagnosticBase & { kind: 'diagnosticsLagged' })
+  | EventLoopStalled
+
+/** Reported once the event loop answers again after a stall that refused work. */
+export interface EventLoopStalled {
+  kind: 'eventLoopStalled'
+  /** How long the event loop did not answer, ms. */
+  stalledMs: number
+  /** The `eventLoopStallMs` in force. */
+  thresholdMs: number
+  /** Lease renewals refused (orchestration, activity and session leases). */
+  renewalsRefused: number
+  /** Fetches that came back empty instead of claiming work. */
+  fetchesRefused: number
+  /** Acks of activities given up during the stall, refused so that their work is redelivered. */
+  acksRefused: number
+  reason: string
+  /** Wall-clock ms since the epoch when it was reported. */
+  at: number
+  source: 'runtime'
+}
 
 export type DiagnosticKind = Diagnostic['kind']
 

@@ -36,6 +36,8 @@ const RUNTIME_FIELDS = {
   serviceName: { kind: 'string', maxBytes: 256, default: 'duroxide' },
   serviceVersion: { kind: 'string', maxBytes: 256 },
   gaugePollIntervalMs: { kind: 'int', min: 1, max: DAY_MS, default: 60_000 },
+  // the event-loop watch (both providers): 0 turns it off
+  eventLoopStallMs: { kind: 'int', min: 0, max: DAY_MS, default: 10_000 },
   // steadfast-pg claim options (PostgreSQL only; ignored for SQLite)
   fetchFanout: { kind: 'int', min: 1, max: 1024, default: 8 },
   maxClaimAttempts: { kind: 'int', min: 1, max: 1024, default: 8 },
@@ -362,6 +364,15 @@ function checkKnownKeys(where, keys, fields) {
   }
 }
 
+/** Below this an ordinary busy moment of the event loop would count as a stall. */
+const MIN_EVENT_LOOP_STALL_MS = 100
+
+/** How often a running Runtime beats for the event-loop watch: a few beats per threshold. */
+function heartbeatIntervalMs(nativeOptions) {
+  const stall = effective(nativeOptions, 'eventLoopStallMs')
+  return stall === 0 ? null : Math.max(25, Math.min(1000, Math.floor(stall / 4)))
+}
+
 function effective(values, field) {
   return values[field] !== undefined ? values[field] : RUNTIME_FIELDS[field].default
 }
@@ -390,6 +401,10 @@ function runtimeOptions(options) {
   const rcap = effective(out, 'redeliveryBackoffCapMs')
   if (rbase > rcap) {
     throw rangeError(`options.redeliveryBackoffBaseMs (${rbase}) must be at most options.redeliveryBackoffCapMs (${rcap})`)
+  }
+  const stall = effective(out, 'eventLoopStallMs')
+  if (stall !== 0 && stall < MIN_EVENT_LOOP_STALL_MS) {
+    throw rangeError(`options.eventLoopStallMs must be 0 (off) or at least ${MIN_EVENT_LOOP_STALL_MS} (got ${stall})`)
   }
   const lock = effective(out, 'workerLockTimeoutMs')
   const buffer = effective(out, 'workerLockRenewalBufferMs')
@@ -494,6 +509,7 @@ module.exports = {
   DATABASE_URL_PARAMETERS,
   RESERVED_SCHEMAS,
   runtimeOptions,
+  heartbeatIntervalMs,
   postgresOptions,
   deadLetterListOptions,
   deadLetterPurgeOptions,

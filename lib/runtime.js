@@ -6,7 +6,7 @@ const native = require('./native')
 const { callAsync, callSync, describe, typeError } = require('./errors')
 const { decode, encode } = require('./json')
 const { sanitizeMessage } = require('./text')
-const { runtimeOptions, requireString, requireSemver, requireNonNegativeInt } = require('./options')
+const { runtimeOptions, heartbeatIntervalMs, requireString, requireSemver, requireNonNegativeInt } = require('./options')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
 
@@ -22,6 +22,7 @@ const DIAGNOSTIC_KINDS = new Set([
   'claimExhausted',
   'messagesOrphaned',
   'diagnosticsLagged',
+  'eventLoopStalled',
 ])
 
 const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
@@ -67,12 +68,15 @@ class Runtime extends EventEmitter {
   #turns = new Map()
   /** turn id -> the typed task it is waiting on (see decodeTyped). */
   #typedWaits = new Map()
+  /** Keeps the process alive while running, and beats for the event-loop watch. */
   #keepAlive = null
+  #heartbeatMs
 
   constructor(provider, options) {
     super()
     const nativeProvider = nativeOf(provider, 'provider')
     const nativeOptions = runtimeOptions(options)
+    this.#heartbeatMs = heartbeatIntervalMs(nativeOptions)
     this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))
     this.#native.setOrchestrationDriver((request) => this.#drive(request))
     this.#native.setDiagnosticListener((event) => this.#onDiagnostic(event))
@@ -137,7 +141,21 @@ class Runtime extends EventEmitter {
   /** Start the dispatchers. Resolves once they run; keeps the process alive until shutdown. */
   async start() {
     await callAsync(() => this.#native.start())
-    this.#keepAlive = setInterval(() => {}, 1 << 30)
+    if (this.#heartbeatMs === null) {
+      this.#keepAlive = setInterval(() => {}, 1 << 30)
+    } else {
+      this.#beat() // arms the watch
+      this.#keepAlive = setInterval(() => this.#beat(), this.#heartbeatMs)
+    }
+  }
+
+  /** The event loop answers: tell the watch; a stall it ends is reported as `eventLoopStalled`. */
+  #beat() {
+    let report = null
+    try {
+      report = this.#native.heartbeat()
+    } catch {}
+    if (report) this.#onDiagnostic(report)
   }
 
   /** Stop; in-flight work gets `timeoutMs` (default 1000) to finish. No-op when not running. */

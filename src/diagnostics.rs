@@ -3,7 +3,7 @@
 //! Two sources, never both for the same condition:
 //! * PostgreSQL: steadfast-pg's `subscribe()` broadcast stream (it sees every poison
 //!   disposition, lease loss, ceiling and rejected ack itself).
-//! * SQLite: [`ObservedProvider`], a delegating `Provider` wrapper that recognises the
+//! * SQLite: [`ObservedProvider`], the runtime's delegating `Provider` wrapper, recognises the
 //!   runtime's poison acks (`OrchestrationFailed` / `ActivityFailed` with
 //!   `ErrorDetails::Poison`) and reports whether they committed (`poisoned`) or failed
 //!   (`poisonLost`). duroxide 0.1.32 discards the result of that ack, so this is the only
@@ -27,6 +27,8 @@ use serde::Serialize;
 use steadfast_pg::{Diagnostic, DiagnosticKind, QueueKind};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
+
+use crate::event_loop::EventLoopWatch;
 
 /// The JS listener: receives one JSON-encoded [`DiagnosticEvent`], returns nothing.
 pub(crate) type DiagnosticCallback = ThreadsafeFunction<String, (), String, Status, false, true>;
@@ -53,7 +55,7 @@ pub(crate) struct DiagnosticEvent {
     pub source: &'static str,
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -244,15 +246,34 @@ fn activity_poison(completion: Option<&WorkItem>) -> Option<PoisonAck> {
     }
 }
 
-/// A `Provider` that delegates everything to `inner` and reports poison acks.
+/// The runtime's one delegating `Provider` layer: everything goes to `inner`, except that
+/// while the JS event loop is stalled renewals and fetches are refused (see
+/// [`EventLoopWatch`]), and, where `inner` does not report them itself (SQLite), poison
+/// acks are reported.
 pub(crate) struct ObservedProvider {
     inner: Arc<dyn Provider>,
-    sink: DiagnosticSink,
+    /// `None` when `inner` reports poison dispositions itself (steadfast-pg).
+    poison_sink: Option<DiagnosticSink>,
+    watch: Arc<EventLoopWatch>,
 }
 
 impl ObservedProvider {
-    pub fn new(inner: Arc<dyn Provider>, sink: DiagnosticSink) -> Self {
-        Self { inner, sink }
+    pub fn new(
+        inner: Arc<dyn Provider>,
+        poison_sink: Option<DiagnosticSink>,
+        watch: Arc<EventLoopWatch>,
+    ) -> Self {
+        Self {
+            inner,
+            poison_sink,
+            watch,
+        }
+    }
+
+    fn report(&self, poison: Option<PoisonAck>, result: &Result<(), ProviderError>) {
+        if let (Some(sink), Some(p)) = (&self.poison_sink, poison) {
+            sink.emit(&p.event(result));
+        }
     }
 }
 
@@ -272,9 +293,24 @@ impl Provider for ObservedProvider {
         poll_timeout: Duration,
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
-        self.inner
+        if self.watch.refuse_fetch() {
+            return Ok(None);
+        }
+        let fetched = self
+            .inner
             .fetch_orchestration_item(lock_timeout, poll_timeout, filter)
-            .await
+            .await?;
+        match fetched {
+            // A long poll that began before the stall: give the claim back uncounted.
+            Some((_, token, _)) if self.watch.refuse_fetch() => {
+                let _ = self
+                    .inner
+                    .abandon_orchestration_item(&token, None, true)
+                    .await;
+                Ok(None)
+            }
+            fetched => Ok(fetched),
+        }
     }
 
     async fn ack_orchestration_item(
@@ -300,9 +336,7 @@ impl Provider for ObservedProvider {
                 cancelled_activities,
             )
             .await;
-        if let Some(p) = poison {
-            self.sink.emit(&p.event(&result));
-        }
+        self.report(poison, &result);
         result
     }
 
@@ -351,9 +385,20 @@ impl Provider for ObservedProvider {
         session: Option<&SessionFetchConfig>,
         tag_filter: &TagFilter,
     ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
-        self.inner
+        if self.watch.refuse_fetch() {
+            return Ok(None);
+        }
+        let fetched = self
+            .inner
             .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
-            .await
+            .await?;
+        match fetched {
+            Some((_, token, _)) if self.watch.refuse_fetch() => {
+                let _ = self.inner.abandon_work_item(&token, None, true).await;
+                Ok(None)
+            }
+            fetched => Ok(fetched),
+        }
     }
 
     async fn ack_work_item(
@@ -361,11 +406,10 @@ impl Provider for ObservedProvider {
         token: &str,
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
+        self.watch.check_ack(token, completion.is_some())?;
         let poison = activity_poison(completion.as_ref());
         let result = self.inner.ack_work_item(token, completion).await;
-        if let Some(p) = poison {
-            self.sink.emit(&p.event(&result));
-        }
+        self.report(poison, &result);
         result
     }
 
@@ -374,6 +418,8 @@ impl Provider for ObservedProvider {
         token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
+        self.watch
+            .check_renewal("renew_work_item_lock", Some(token))?;
         self.inner.renew_work_item_lock(token, extend_for).await
     }
 
@@ -383,6 +429,7 @@ impl Provider for ObservedProvider {
         extend_for: Duration,
         idle_timeout: Duration,
     ) -> Result<usize, ProviderError> {
+        self.watch.check_renewal("renew_session_lock", None)?;
         self.inner
             .renew_session_lock(owner_ids, extend_for, idle_timeout)
             .await
@@ -411,6 +458,8 @@ impl Provider for ObservedProvider {
         token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
+        self.watch
+            .check_renewal("renew_orchestration_item_lock", None)?;
         self.inner
             .renew_orchestration_item_lock(token, extend_for)
             .await

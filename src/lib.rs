@@ -17,6 +17,7 @@ mod client_inspect;
 mod client_manage;
 mod diagnostics;
 mod errors;
+mod event_loop;
 mod generator;
 mod history;
 mod options;

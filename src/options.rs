@@ -44,6 +44,9 @@ pub struct NativeRuntimeOptions {
     pub service_name: Option<String>,
     pub service_version: Option<String>,
     pub gauge_poll_interval_ms: Option<u32>,
+    /// ms without an answer from the event loop before renewals and fetches are refused;
+    /// 0 turns the watch off (default [`DEFAULT_EVENT_LOOP_STALL_MS`]).
+    pub event_loop_stall_ms: Option<u32>,
     // steadfast-pg claim options (PostgreSQL only)
     pub fetch_fanout: Option<u32>,
     pub max_claim_attempts: Option<u32>,
@@ -58,6 +61,17 @@ pub struct NativeRuntimeOptions {
     pub max_batch_messages: Option<u32>,
     pub max_history_events: Option<u32>,
     pub max_history_bytes: Option<u32>,
+}
+
+/// `eventLoopStallMs` when not set.
+pub(crate) const DEFAULT_EVENT_LOOP_STALL_MS: u32 = 10_000;
+
+/// The event-loop watch's threshold; `None` when turned off.
+pub(crate) fn event_loop_stall(o: &NativeRuntimeOptions) -> Option<Duration> {
+    match o.event_loop_stall_ms.unwrap_or(DEFAULT_EVENT_LOOP_STALL_MS) {
+        0 => None,
+        v => Some(ms(v)),
+    }
 }
 
 /// Claim options to merge into a PostgreSQL provider's options for the runtime's own pool.

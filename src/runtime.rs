@@ -25,8 +25,9 @@ use crate::activity::{self, ActivityCallback, ActivityCalls};
 use crate::client::NativeClient;
 use crate::diagnostics::{DiagnosticCallback, DiagnosticSink, ObservedProvider, forward_pg};
 use crate::errors::{Code, error, guard};
+use crate::event_loop::EventLoopWatch;
 use crate::generator::{self, Driver, DriverCallback};
-use crate::options::{ClaimOverrides, NativeRuntimeOptions, build};
+use crate::options::{ClaimOverrides, NativeRuntimeOptions, build, event_loop_stall};
 use crate::providers::{Backend, NativeProvider, connect};
 
 /// Names reserved by duroxide for its built-in activities.
@@ -84,6 +85,7 @@ pub struct NativeRuntime {
     state: Mutex<State>,
     driver: Mutex<Option<Arc<Driver>>>,
     calls: Arc<ActivityCalls>,
+    watch: Arc<EventLoopWatch>,
 }
 
 impl NativeRuntime {
@@ -202,8 +204,9 @@ impl NativeRuntime {
         provider: &NativeProvider,
         options: Option<NativeRuntimeOptions>,
     ) -> napi::Result<Self> {
-        let (options, claim) =
-            build(&options.unwrap_or_default()).map_err(|e| error(Code::InvalidOptions, e))?;
+        let options = options.unwrap_or_default();
+        let watch = Arc::new(EventLoopWatch::new(event_loop_stall(&options)));
+        let (options, claim) = build(&options).map_err(|e| error(Code::InvalidOptions, e))?;
         Ok(Self {
             backend: provider.backend.clone(),
             options,
@@ -216,6 +219,7 @@ impl NativeRuntime {
             }),
             driver: Mutex::new(None),
             calls: Arc::new(ActivityCalls::default()),
+            watch,
         })
     }
 
@@ -280,6 +284,14 @@ impl NativeRuntime {
         }
         state.orchestrations.push((name, version));
         Ok(())
+    }
+
+    /// The JS event loop answered (called from a timer while running). Returns the JSON
+    /// `eventLoopStalled` report when this ends a stall that refused work.
+    #[napi(catch_unwind)]
+    pub fn heartbeat(&self) -> Option<String> {
+        let report = self.watch.beat()?;
+        serde_json::to_string(&report).ok()
     }
 
     /// Build registries and start the dispatchers. Resolves once they run.
@@ -516,7 +528,11 @@ impl NativeRuntime {
         let (store, pg, forwarder): (Arc<dyn duroxide::providers::Provider>, _, _) =
             match &self.backend {
                 Backend::Sqlite(p) => (
-                    Arc::new(ObservedProvider::new(p.clone(), sink.clone())),
+                    Arc::new(ObservedProvider::new(
+                        p.clone(),
+                        Some(sink.clone()),
+                        self.watch.clone(),
+                    )),
                     None,
                     None,
                 ),
@@ -527,7 +543,8 @@ impl NativeRuntime {
                     // steadfast-pg reports every poison disposition (committed, committed
                     // without lease, lost) itself, so it is the only source here.
                     let forwarder = forward_pg(&pg, sink.clone());
-                    let store: Arc<dyn duroxide::providers::Provider> = pg.clone();
+                    let store: Arc<dyn duroxide::providers::Provider> =
+                        Arc::new(ObservedProvider::new(pg.clone(), None, self.watch.clone()));
                     (store, Some(pg), Some(forwarder))
                 }
             };
