@@ -43,6 +43,11 @@ pub enum Kind {
     Panics,
     /// One activity nobody can run: fails as poison, its message dead-lettered.
     Poisoned,
+    /// An orchestration no worker registers: every turn is abandoned (attempt counted)
+    /// until the orchestrator-queue poison disposition, which commits without a live
+    /// lease if need be, or the claim's attempt ceiling fails it; its message
+    /// dead-lettered.
+    Unregistered,
 }
 
 /// How an instance must end.
@@ -54,13 +59,14 @@ pub enum Expected {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Chain,
         Kind::Timer,
         Kind::FanOut,
         Kind::Long,
         Kind::Panics,
         Kind::Poisoned,
+        Kind::Unregistered,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +77,7 @@ impl Kind {
             Kind::Long => "Long",
             Kind::Panics => "Panics",
             Kind::Poisoned => "Poisoned",
+            Kind::Unregistered => "NeverRegisteredOrchestration",
         }
     }
 
@@ -82,13 +89,13 @@ impl Kind {
             Kind::FanOut => Expected::Completed(format!("fanout:{}", 4 * (n + 1))),
             Kind::Long => Expected::Completed(format!("long:{}", n + 1)),
             Kind::Panics => Expected::Failed("application"),
-            Kind::Poisoned => Expected::Failed("poison"),
+            Kind::Poisoned | Kind::Unregistered => Expected::Failed("poison"),
         }
     }
 
     /// Whether its failure leaves a message in the dead-letter store.
     pub fn dead_letters(self) -> bool {
-        self == Kind::Poisoned
+        matches!(self, Kind::Poisoned | Kind::Unregistered)
     }
 }
 

@@ -70,14 +70,17 @@ impl FetchGate {
         }
     }
 
-    /// The claim reached the database and got an answer.
+    /// The claim reached the database and got an answer. Only a probe's answer opens a
+    /// closed gate: a claim let through before the gate closed may have found nothing to
+    /// write (its candidate held by a claim that failed), which says nothing about now.
     pub fn succeeded(&self, pass: Pass) {
+        if pass != Pass::Probe {
+            return;
+        }
         if self.failures.swap(0, Ordering::AcqRel) > 0 {
             tracing::info!(target: "steadfast_pg", event = "steadfast.claims_resumed", "claims succeed again: the fetch backoff is over");
         }
-        if pass == Pass::Probe {
-            self.probing.store(false, Ordering::Release);
-        }
+        self.probing.store(false, Ordering::Release);
     }
 
     /// The claim failed with a retryable error: close the gate for a longer backoff.
@@ -132,6 +135,17 @@ mod tests {
         let probe = gate.pass().unwrap();
         gate.succeeded(probe);
         assert_eq!(gate.pass(), Ok(Pass::Open));
+    }
+
+    #[test]
+    fn only_a_probe_opens_a_closed_gate() {
+        let gate = FetchGate::default();
+        gate.failed(Pass::Open, &"read-only");
+        gate.succeeded(Pass::Open);
+        assert!(
+            gate.pass().is_err(),
+            "a claim from before the closing reopened it"
+        );
     }
 
     #[test]
