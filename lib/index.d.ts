@@ -16,7 +16,11 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
  *
  * Argument and option validation happens in JS first and throws `TypeError` (codes
  * `ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`) or `RangeError` (`ERR_OUT_OF_RANGE`) whose
- * message names the field and the rule.
+ * message names the field and the rule. *
+ * Loading the package (`require`/`import`) throws a plain `Error` when the native binary cannot
+ * load: code `ERR_STEADFAST_UNSUPPORTED_PLATFORM` on a platform nothing is built for (the message
+ * names it and the supported platforms), `ERR_STEADFAST_NATIVE_LOAD` when this platform's binary
+ * is missing or broken (the message names the package to install); `cause` is the loader's error.
  */
 export class SteadfastError extends Error {
   readonly code: string

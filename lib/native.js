@@ -1,5 +1,61 @@
 'use strict'
 
 // The generated napi-rs loader (index.js at the package root) picks the binary for this
-// platform: a local steadfast.<platform>.node, else the steadfast-<platform> package.
-module.exports = require('../index.js')
+// platform: a local steadfast.<platform>.node, else the steadfast-<platform> package. When
+// it fails, its own message blames npm even on a platform nothing is built for; this one
+// names the platform and the platforms that have a binary (package.json "napi.targets").
+
+const { napi } = require('../package.json')
+
+const ARCH = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
+
+/** A Rust target triple as napi-rs names its platform: x86_64-unknown-linux-gnu -> linux-x64-gnu. */
+function platformOfTarget(triple) {
+  const [cpu, ...rest] = triple.split('-')
+  const arch = ARCH[cpu] ?? cpu
+  const os = rest.join('-')
+  if (os.startsWith('unknown-linux-')) return `linux-${arch}-${os.slice('unknown-linux-'.length)}`
+  if (os === 'apple-darwin') return `darwin-${arch}`
+  if (os === 'pc-windows-msvc') return `win32-${arch}-msvc`
+  return `${os}-${arch}`
+}
+
+/** This process's platform, named the same way. */
+function currentPlatform() {
+  const base = `${process.platform}-${process.arch}`
+  if (process.platform === 'win32') return `${base}-msvc`
+  if (process.platform !== 'linux') return base
+  const header = process.report?.getReport?.()?.header
+  return `${base}-${header?.glibcVersionRuntime ? 'gnu' : 'musl'}`
+}
+
+function loadError(code, message, cause) {
+  const err = new Error(message, { cause })
+  err.code = code
+  return err
+}
+
+function load() {
+  try {
+    return require('../index.js')
+  } catch (e) {
+    const here = currentPlatform()
+    const supported = napi.targets.map(platformOfTarget)
+    if (!supported.includes(here)) {
+      throw loadError(
+        'ERR_STEADFAST_UNSUPPORTED_PLATFORM',
+        `steadfast has no native binary for this platform (${here}); supported platforms: ${supported.join(', ')}`,
+        e,
+      )
+    }
+    throw loadError(
+      'ERR_STEADFAST_NATIVE_LOAD',
+      `steadfast's native binary for ${here} could not be loaded: install the package steadfast-${here} ` +
+        `(an optional dependency npm may have skipped) or, in a checkout, build it with ./scripts/build-addon.sh. ` +
+        `Loader said: ${e.message}`,
+      e,
+    )
+  }
+}
+
+module.exports = load()
