@@ -87,10 +87,12 @@ impl FetchGate {
     pub fn failed(&self, pass: Pass, error: &dyn std::fmt::Display) {
         // Claims that were already under way when the first one failed do not lengthen
         // the backoff; the first failure and each failed probe do.
-        let failures = if pass == Pass::Probe || self.failures.load(Ordering::Acquire) == 0 {
-            self.failures.fetch_add(1, Ordering::AcqRel) + 1
+        let (failures, first) = if pass == Pass::Probe || self.failures.load(Ordering::Acquire) == 0
+        {
+            let before = self.failures.fetch_add(1, Ordering::AcqRel);
+            (before + 1, before == 0)
         } else {
-            self.failures.load(Ordering::Acquire).max(1)
+            (self.failures.load(Ordering::Acquire).max(1), false)
         };
         let base = FIRST_BACKOFF
             .saturating_mul(1 << (failures - 1).min(16))
@@ -98,7 +100,7 @@ impl FetchGate {
         let backoff = base.mul_f64(1.0 + rand::thread_rng().r#gen::<f64>() * 0.5);
         let until = self.now() + backoff.as_millis() as u64;
         self.closed_until.fetch_max(until, Ordering::AcqRel);
-        if failures == 1 {
+        if first {
             tracing::warn!(target: "steadfast_pg", event = "steadfast.claims_backing_off", error = %error, "a claim failed with a retryable error: every fetch of this provider backs off together until one succeeds");
         }
         if pass == Pass::Probe {
