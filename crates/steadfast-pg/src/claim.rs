@@ -197,7 +197,7 @@ struct StoppedInstance {
 
 fn claim_args(
     provider: &PostgresProvider,
-    lock_timeout: Duration,
+    lease: Duration,
     (on, min, max): &VersionBounds,
 ) -> Result<PgArguments, ProviderError> {
     let claim = &provider.options.claim;
@@ -208,10 +208,7 @@ fn claim_args(
     let mut args = PgArguments::default();
     let bound = (|| {
         args.add(new_nonce())?;
-        args.add(millis(crate::deadline::first_lease(
-            lock_timeout,
-            claim.max_turn_duration,
-        )))?;
+        args.add(millis(lease))?;
         args.add(jitter)?;
         args.add(scan)?;
         args.add(int(claim.fanout))?;
@@ -246,19 +243,22 @@ impl PostgresProvider {
         let Some(bounds) = version_bounds(filter) else {
             return Ok(None);
         };
+        // Every lease this fetch stamps (claim, restamp, lease book): cut at the deadline.
+        let lease =
+            crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration);
         self.poll(
             FETCH,
             QueueKind::Orchestrator,
             poll_timeout,
             &self.q.orch_next_visible,
-            || self.claim_orchestration(lock_timeout, bounds),
+            || self.claim_orchestration(lease, bounds),
         )
         .await
     }
 
     async fn claim_orchestration(
         &self,
-        lock_timeout: Duration,
+        lease: Duration,
         bounds: VersionBounds,
     ) -> Result<ClaimOutcome<FetchedItem>, ProviderError> {
         // Every claim round, so that a long-polling fetch sweeps while it waits too.
@@ -266,7 +266,7 @@ impl PostgresProvider {
         // A settled claim removed or gave back what it took, so the next call moves on;
         // the bound only keeps a pathological queue from holding a dispatcher here.
         for _ in 0..self.options.claim.max_claim_attempts {
-            if let Some(outcome) = self.claim_once(lock_timeout, &bounds).await? {
+            if let Some(outcome) = self.claim_once(lease, &bounds).await? {
                 return Ok(outcome);
             }
         }
@@ -275,11 +275,11 @@ impl PostgresProvider {
 
     async fn claim_once(
         &self,
-        lock_timeout: Duration,
+        lease: Duration,
         bounds: &VersionBounds,
     ) -> Result<Attempt, ProviderError> {
         let claim = &self.options.claim;
-        let args = claim_args(self, lock_timeout, bounds)?;
+        let args = claim_args(self, lease, bounds)?;
         let sent = Instant::now();
         // Armed on the statement's own task as soon as a claim is read, so that a fetch
         // cancelled from here on gives the claim back (see `give_back`).
@@ -332,7 +332,7 @@ impl PostgresProvider {
             }
             _ => return Ok(Some(ClaimOutcome::Empty)),
         };
-        let settled = self.settle_claim(&row, sent, lock_timeout).await;
+        let settled = self.settle_claim(&row, sent, lease).await;
         // Handed out, or settled here (dead-lettered, abandoned, taken over): nothing to
         // give back. An error leaves the guard armed.
         if settled.is_ok() {
@@ -346,7 +346,7 @@ impl PostgresProvider {
         &self,
         row: &PgRow,
         sent: Instant,
-        lock_timeout: Duration,
+        lease: Duration,
     ) -> Result<Attempt, ProviderError> {
         let instance: String = row.get("claimed_instance");
         let token: String = row.get("token");
@@ -382,10 +382,7 @@ impl PostgresProvider {
             let left: Option<f64> = self
                 .scalar(&self.q.orch_lease_restamp)
                 .bind(&token)
-                .bind(millis(crate::deadline::first_lease(
-                    lock_timeout,
-                    self.options.claim.max_turn_duration,
-                )))
+                .bind(millis(lease))
                 .fetch_one_on(self, FETCH)
                 .await?;
             if left.is_none() {
@@ -393,10 +390,7 @@ impl PostgresProvider {
                 return Ok(None);
             }
         }
-        self.leases.stamped(
-            &token,
-            crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration),
-        );
+        self.leases.stamped(&token, lease);
         let item = OrchestrationItem {
             instance,
             orchestration_name: loaded.name,
