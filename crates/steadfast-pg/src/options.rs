@@ -140,6 +140,8 @@ impl Default for ClaimOptions {
 #[derive(Clone, PartialEq)]
 pub struct ProviderOptions {
     /// `postgres://` URL. Never echoed in errors or logs. Rules: see [`crate::database_url`].
+    /// Connections show as `application_name` `steadfast` in `pg_stat_activity` unless the
+    /// URL's `application_name` parameter (or `PGAPPNAME`) names them.
     pub database_url: String,
     /// Schema for all tables; created if missing. Default `steadfast`.
     pub schema: String,

@@ -101,8 +101,12 @@ impl PostgresProvider {
         let schema = SchemaName::parse(&options.schema).map_err(SetupError::InvalidOptions)?;
         let connect_error = |e: sqlx::Error| SetupError::Connect(e.to_string());
         let mut connect = PgConnectOptions::from_str(&options.database_url)
-            .map_err(|e| SetupError::InvalidOptions(format!("database_url: {e}")))?
-            .application_name("steadfast");
+            .map_err(|e| SetupError::InvalidOptions(format!("database_url: {e}")))?;
+        // The URL's `application_name` (or PGAPPNAME) names the process in
+        // pg_stat_activity; without one, the connections say what they are.
+        if connect.get_application_name().is_none() {
+            connect = connect.application_name("steadfast");
+        }
         let session_free = options.polling == PollingMode::SessionFree;
         if session_free {
             connect = connect.statement_cache_capacity(0);

@@ -37,7 +37,12 @@ pub struct Worker {
     stdin: Option<ChildStdin>,
     pub marks: Arc<Marks>,
     pub spec: WorkerSpec,
+    /// Its connections' `application_name` ([`WORKER_APPLICATION_PREFIX`] and a number).
+    pub application_name: String,
 }
+
+/// Workers' connections are named this and their spawn number in `pg_stat_activity`.
+pub const WORKER_APPLICATION_PREFIX: &str = "steadfast-fault-worker-";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
@@ -73,8 +78,11 @@ impl Fleet {
             log_dir.join(format!("{}-{}.stderr.log", self.schema, self.spawned)),
         )
         .unwrap();
+        let application_name = format!("{WORKER_APPLICATION_PREFIX}{}", self.spawned);
+        let separator = if self.url.contains('?') { '&' } else { '?' };
+        let url = format!("{}{separator}application_name={application_name}", self.url);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_fault-worker"));
-        cmd.args(["--url", &self.url, "--schema", &self.schema])
+        cmd.args(["--url", &url, "--schema", &self.schema])
             .args(&spec.args)
             .envs(spec.env.iter().cloned())
             .stdin(Stdio::piped())
@@ -117,6 +125,7 @@ impl Fleet {
             stdin,
             marks,
             spec,
+            application_name,
         }
     }
 
@@ -146,13 +155,30 @@ impl Fleet {
 
     /// `kill -9` worker `i` and start a replacement with the same spec in its place.
     pub async fn kill9_and_replace(&mut self, i: usize) {
-        let spec = self.workers[i].spec.clone();
+        self.kill9(i).await;
+        self.replace(i).await;
+    }
+
+    /// `kill -9` worker `i` and wait for it to exit.
+    pub async fn kill9(&mut self, i: usize) {
         let w = &mut self.workers[i];
         w.child.start_kill().expect("SIGKILL");
         let status = w.child.wait().await.unwrap();
         assert!(!status.success(), "killed worker exited cleanly: {status}");
+    }
+
+    /// Start a new worker with worker `i`'s spec in its place.
+    pub async fn replace(&mut self, i: usize) {
+        let spec = self.workers[i].spec.clone();
         self.workers[i] = self.spawn(spec);
         self.wait_ready(i).await;
+    }
+
+    /// The worker whose connections carry `application_name`.
+    pub fn by_application_name(&self, application_name: &str) -> Option<usize> {
+        self.workers
+            .iter()
+            .position(|w| w.application_name == application_name)
     }
 
     /// Wait until some worker is inside `window` and return it.
