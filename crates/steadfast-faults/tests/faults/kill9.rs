@@ -7,6 +7,8 @@ use std::time::Duration;
 use steadfast_faults::workload::Kind;
 use tokio::time::Instant;
 
+use sqlx::PgPool;
+
 use crate::support::fleet::{Fleet, WORKER_APPLICATION_PREFIX, Window};
 use crate::support::scenario::Scenario;
 use crate::support::{check_pool, sql, test_database_url, unique_schema, wait_until};
@@ -42,18 +44,16 @@ async fn kill_9_mid_activity_and_mid_turn_repeatedly() {
     println!("kill -9 ({ROUNDS} kills): {report:?}");
 }
 
-/// Rounds of [`kill_9_between_claim_commit_and_hand_out`].
+/// Rounds of [`kill_9_between_claim_commit_and_hand_out`] after its first, targeted one.
 const CLAIM_ROUNDS: usize = 4;
 
 /// `kill -9` of a worker after its orchestration claim has committed and before the
 /// claim reaches the runtime: the attempt is counted and the lease stamped for a process
-/// that is gone. The test holds `kv_store`, which a claim reads inside its one statement
-/// after counting the attempt; once some worker's claims wait on it, that worker is
-/// killed, then the lock is released. PostgreSQL does not notice the client is gone until
-/// it sends the reply, so the claim statement finishes and commits. Each round checks
-/// from the database that at least one such claim committed (its lease row was written by
-/// the dead process's transaction); `verify` then checks that every instance still ends as
-/// its kind expects, never-registered ones by the ceiling, with `max_attempts` held.
+/// that is gone (see [`ClaimKiller`]). The first round loses the last claim the ceiling
+/// allows (attempt `max_attempts + 1`) of an `Unregistered` instance, so the next claim is
+/// the one the ceiling must stop; the other rounds lose whatever claims are in flight.
+/// `verify` then checks that every instance ends as its kind expects, with
+/// `max(attempt_count)` never above `max_attempts + 1`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_between_claim_commit_and_hand_out() {
     let _slot = crate::support::scenario_slot().await;
@@ -67,25 +67,100 @@ async fn kill_9_between_claim_commit_and_hand_out() {
     for _ in 0..3 {
         fleet.add(s.worker("listen", &[])).await;
     }
-    let pool = check_pool(&url).await;
-    let lock = sql(include_str!("../sql/lock_kv_store.sql"), &schema);
-    let waiting = sql(include_str!("../sql/claims_waiting_on_lock.sql"), &schema);
-    let alive = sql(include_str!("../sql/backends_alive.sql"), &schema);
-    let written_by = sql(include_str!("../sql/leases_written_by.sql"), &schema);
+    let killer = ClaimKiller::new(&url, &schema).await;
+
+    let unregistered = s.start(&[Kind::Unregistered], 1).await.remove(0);
+    let attempts = sql(include_str!("../sql/instance_attempt_count.sql"), &schema);
+    wait_until(
+        "the unregistered instance's last attempt below the ceiling",
+        Duration::from_secs(60),
+        || async {
+            let n: i64 = sqlx::query_scalar(&attempts)
+                .bind(&unregistered)
+                .fetch_one(&killer.pool)
+                .await
+                .unwrap();
+            n >= i64::from(s.max_attempts)
+        },
+    )
+    .await;
+    // Its next claim hands out attempt max_attempts + 1; nothing else is in flight.
+    let lost = killer.lose_claims(&mut fleet, "ceiling round").await;
+    assert_eq!(
+        lost,
+        std::slice::from_ref(&unregistered),
+        "the claim lost in the ceiling round"
+    );
+    let last: i64 = sqlx::query_scalar(&attempts)
+        .bind(&unregistered)
+        .fetch_one(&killer.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        last,
+        i64::from(s.max_attempts) + 1,
+        "attempt of the lost claim"
+    );
+
     s.start(&Kind::ALL, 1).await;
-    let mut committed = Vec::new();
+    let mut committed = vec![lost.len()];
     for round in 0..CLAIM_ROUNDS {
         s.start(&[Kind::Chain, Kind::Unregistered], 1).await;
-        let mut tx = pool.begin().await.unwrap();
-        sqlx::query(&lock).execute(&mut *tx).await.unwrap();
-        // Claims of the new instances arrive within milliseconds; act well inside the
-        // listen workers' 2 s lock_timeout, which would roll such a claim back.
+        let lost = killer
+            .lose_claims(&mut fleet, &format!("round {round}"))
+            .await;
+        assert!(
+            !lost.is_empty(),
+            "round {round}: no claim committed for the dead worker"
+        );
+        committed.push(lost.len());
+    }
+    killer.pool.close().await;
+    let report = s.verify(&mut fleet, true).await;
+    println!(
+        "kill -9 between claim commit and hand-out (claims committed for a dead worker per round: {committed:?}): {report:?}"
+    );
+}
+
+/// Kills a worker while its orchestration claims are inside their statement, so that they
+/// commit for a dead process. The test holds `kv_store`, which a claim reads inside its
+/// one statement after counting the attempt; once some worker's claims wait on it, that
+/// worker is killed, then the lock is released. PostgreSQL does not notice the client is
+/// gone until it sends the reply, so the claim statement finishes and commits.
+struct ClaimKiller {
+    pool: PgPool,
+    schema: String,
+    lock: String,
+    waiting: String,
+    alive: String,
+    written_by: String,
+}
+
+impl ClaimKiller {
+    async fn new(url: &str, schema: &str) -> Self {
+        Self {
+            pool: check_pool(url).await,
+            schema: schema.to_string(),
+            lock: sql(include_str!("../sql/lock_kv_store.sql"), schema),
+            waiting: sql(include_str!("../sql/claims_waiting_on_lock.sql"), schema),
+            alive: sql(include_str!("../sql/backends_alive.sql"), schema),
+            written_by: sql(include_str!("../sql/leases_written_by.sql"), schema),
+        }
+    }
+
+    /// Lose the next claims of one worker, replace it, and return the instances whose
+    /// claims committed for it (from the lease rows its transactions wrote).
+    async fn lose_claims(&self, fleet: &mut Fleet, round: &str) -> Vec<String> {
+        let mut tx = self.pool.begin().await.unwrap();
+        sqlx::query(&self.lock).execute(&mut *tx).await.unwrap();
+        // Claims arrive within milliseconds; act well inside the listen workers' 2 s
+        // lock_timeout, which would roll such a claim back.
         let deadline = Instant::now() + Duration::from_millis(1_500);
         let blocked = loop {
-            let rows: Vec<(i32, String, String)> = sqlx::query_as(&waiting)
+            let rows: Vec<(i32, String, String)> = sqlx::query_as(&self.waiting)
                 .bind(WORKER_APPLICATION_PREFIX)
-                .bind(&schema)
-                .fetch_all(&pool)
+                .bind(&self.schema)
+                .fetch_all(&self.pool)
                 .await
                 .unwrap();
             if !rows.is_empty() {
@@ -93,14 +168,14 @@ async fn kill_9_between_claim_commit_and_hand_out() {
             }
             assert!(
                 Instant::now() < deadline,
-                "round {round}: no orchestration claim reached the kv_store read"
+                "{round}: no orchestration claim reached the kv_store read"
             );
             tokio::time::sleep(Duration::from_millis(2)).await;
         };
         let victim_name = blocked[0].1.clone();
         let victim = fleet
             .by_application_name(&victim_name)
-            .unwrap_or_else(|| panic!("round {round}: {victim_name} is none of the workers"));
+            .unwrap_or_else(|| panic!("{round}: {victim_name} is none of the workers"));
         let (pids, xids): (Vec<i32>, Vec<String>) = blocked
             .into_iter()
             .filter(|(_, name, _)| *name == victim_name)
@@ -112,31 +187,21 @@ async fn kill_9_between_claim_commit_and_hand_out() {
             "the dead worker's claim statements to finish",
             Duration::from_secs(10),
             || async {
-                let n: i64 = sqlx::query_scalar(&alive)
+                let n: i64 = sqlx::query_scalar(&self.alive)
                     .bind(&pids)
-                    .fetch_one(&pool)
+                    .fetch_one(&self.pool)
                     .await
                     .unwrap();
                 n == 0
             },
         )
         .await;
-        let leases: i64 = sqlx::query_scalar(&written_by)
+        let lost: Vec<String> = sqlx::query_scalar(&self.written_by)
             .bind(&xids)
-            .fetch_one(&pool)
+            .fetch_all(&self.pool)
             .await
             .unwrap();
-        assert!(
-            leases > 0,
-            "round {round}: none of the dead worker's {} blocked claims committed",
-            xids.len()
-        );
-        committed.push(leases);
         fleet.replace(victim).await;
+        lost
     }
-    pool.close().await;
-    let report = s.verify(&mut fleet, true).await;
-    println!(
-        "kill -9 between claim commit and hand-out (claims committed for a dead worker per round: {committed:?}): {report:?}"
-    );
 }

@@ -155,8 +155,9 @@ impl Scenario {
         }
     }
 
-    /// Start `count` instances of each kind in `kinds`.
-    pub async fn start(&mut self, kinds: &[Kind], count: usize) {
+    /// Start `count` instances of each kind in `kinds`; returns their ids.
+    pub async fn start(&mut self, kinds: &[Kind], count: usize) -> Vec<String> {
+        let first = self.started.len();
         for _ in 0..count {
             for &kind in kinds {
                 let n = self.started.len() as i64;
@@ -178,6 +179,10 @@ impl Scenario {
                 self.started.push((id, kind, n));
             }
         }
+        self.started[first..]
+            .iter()
+            .map(|(id, _, _)| id.clone())
+            .collect()
     }
 
     /// How many started instances are terminal now.
