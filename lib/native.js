@@ -6,28 +6,7 @@
 // names the platform and the platforms that have a binary (package.json "napi.targets").
 
 const { napi } = require('../package.json')
-
-const ARCH = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
-
-/** A Rust target triple as napi-rs names its platform: x86_64-unknown-linux-gnu -> linux-x64-gnu. */
-function platformOfTarget(triple) {
-  const [cpu, ...rest] = triple.split('-')
-  const arch = ARCH[cpu] ?? cpu
-  const os = rest.join('-')
-  if (os.startsWith('unknown-linux-')) return `linux-${arch}-${os.slice('unknown-linux-'.length)}`
-  if (os === 'apple-darwin') return `darwin-${arch}`
-  if (os === 'pc-windows-msvc') return `win32-${arch}-msvc`
-  return `${os}-${arch}`
-}
-
-/** This process's platform, named the same way. */
-function currentPlatform() {
-  const base = `${process.platform}-${process.arch}`
-  if (process.platform === 'win32') return `${base}-msvc`
-  if (process.platform !== 'linux') return base
-  const header = process.report?.getReport?.()?.header
-  return `${base}-${header?.glibcVersionRuntime ? 'gnu' : 'musl'}`
-}
+const { currentPlatform, platformOfTarget } = require('./platforms.js')
 
 function loadError(code, message, cause) {
   const err = new Error(message, { cause })

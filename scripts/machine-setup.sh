@@ -48,6 +48,11 @@ ensure_packages() {
 	if ! command -v pkg-config >/dev/null || ! pkg-config --exists openssl; then
 		missing+=(libssl-dev)
 	fi
+	# The release build of the addon (scripts/package.sh) builds OpenSSL from source.
+	command -v perl >/dev/null || missing+=(perl)
+	command -v make >/dev/null || missing+=(make)
+	# The TLS test makes self-signed certificates with the openssl command.
+	command -v openssl >/dev/null || missing+=(openssl)
 	{ command -v psql >/dev/null && command -v pg_isready >/dev/null; } || missing+=(postgresql-client)
 	# The Node events test edits an SQLite database with the sqlite3 shell.
 	command -v sqlite3 >/dev/null || missing+=(sqlite3)
@@ -61,8 +66,8 @@ ensure_packages() {
 		log "system packages present"
 	fi
 
-	# Node binding: Node.js + npm, then the package's dependencies (pg) and dev dependencies
-	# (napi CLI, typescript): always afresh in CI, else only when missing.
+	# Node binding: Node.js + npm, then the package's dev dependencies (napi CLI, typescript,
+	# pg for the tests): always afresh in CI, else only when missing.
 	command -v npm >/dev/null || apt_install nodejs npm
 	if [[ -n ${CI:-} || ! -d $STEADFAST_ROOT/node_modules ]]; then
 		log "npm ci"

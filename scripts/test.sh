@@ -29,6 +29,9 @@ echo "==> Rust example app (embedded SQLite, then PostgreSQL)"
 echo "==> Node binding: npm test, typings, Node example app (SQLite, then PostgreSQL)"
 ./scripts/node-test.sh
 
+echo "==> published packages: release build, pack, install into a fresh project, quickstarts"
+./scripts/packed-install-test.sh
+
 echo "==> benchmarks, smoke version (keeps them working; numbers are not checked)"
 ./target/debug/steadfast-bench --smoke --out target/bench-smoke.json
 

@@ -4,7 +4,6 @@
 // Everything runs in one READ ONLY transaction with short lock and statement timeouts, so
 // doctor can neither change nor block the system it inspects.
 
-const pg = require('pg')
 const { parseDoctorArgs, UsageError, USAGE } = require('./args')
 const { inspectUrl, scrub } = require('./url')
 const { detectLayout, LayoutError } = require('./layout')
@@ -17,12 +16,30 @@ const EXIT = Object.freeze({ HEALTHY: 0, UNHEALTHY: 1, ERROR: 2 })
 
 const TIMEOUTS = Object.freeze({ connectMs: 10_000, statement: '30s', lock: '2s', idle: '60s' })
 
-/** An error that ends doctor with exit code 2; `code` is one of usage, connection, schema, query. */
+/**
+ * An error that ends doctor with exit code 2; `code` is one of usage, dependency,
+ * connection, schema, query.
+ */
 class DoctorError extends Error {
   constructor(code, message) {
     super(message)
     this.name = 'DoctorError'
     this.code = code
+  }
+}
+
+/**
+ * The PostgreSQL client, which only doctor uses: an optional peer dependency, so that an
+ * application that never runs doctor does not install it.
+ */
+function loadPg() {
+  try {
+    return require('pg')
+  } catch (e) {
+    if (e && e.code === 'MODULE_NOT_FOUND' && /'pg'/.test(e.message)) {
+      throw new DoctorError('dependency', "steadfast doctor needs the PostgreSQL client package 'pg': npm install pg (or npx -p pg -p steadfast steadfast doctor ...)")
+    }
+    throw e
   }
 }
 
@@ -45,6 +62,7 @@ function describePgError(e, schema) {
  */
 async function runDoctor(opts) {
   const { url, display } = inspectUrl(opts.url)
+  const pg = loadPg()
   const client = new pg.Client({
     connectionString: url,
     application_name: 'steadfast-doctor',

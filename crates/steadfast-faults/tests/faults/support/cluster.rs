@@ -72,6 +72,17 @@ impl Cluster {
     /// initdb and start a trust-auth cluster allowing `max_connections` connections.
     /// Blocking: call from `spawn_blocking`.
     pub fn start(max_connections: u32) -> Cluster {
+        Self::start_with(max_connections, false)
+    }
+
+    /// A cluster that takes TLS connections only (`hostssl` trust, plain connections
+    /// rejected), on `localhost` (127.0.0.1 and ::1), with a self-signed certificate for
+    /// `localhost` ([`Cluster::certificate`]). Blocking.
+    pub fn start_tls() -> Cluster {
+        Self::start_with(20, true)
+    }
+
+    fn start_with(max_connections: u32, tls: bool) -> Cluster {
         let bin = pg_bin_dir();
         let port = free_port();
         let dir =
@@ -106,11 +117,38 @@ impl Cluster {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let mut server_options = format!(
+            "-p {port} -c unix_socket_directories={} -c fsync=off -c max_connections={max_connections} -c superuser_reserved_connections=0",
+            dir.display()
+        );
+        if tls {
+            let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+            self_signed_certificate(&cert, &key, "localhost");
+            self_signed_certificate(&dir.join("other.crt"), &dir.join("other.key"), "other");
+            let hba = "local all all trust\n\
+                       hostssl all all 127.0.0.1/32 trust\n\
+                       hostssl all all ::1/128 trust\n\
+                       hostnossl all all all reject\n";
+            std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+            if is_root() {
+                let ok = Command::new("chown")
+                    .arg("postgres:")
+                    .args([&cert, &key, &data.join("pg_hba.conf")])
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "chown postgres the TLS files");
+            }
+            server_options.push_str(&format!(
+                " -c listen_addresses=localhost -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                cert.display(),
+                key.display()
+            ));
+        } else {
+            server_options.push_str(" -c listen_addresses=127.0.0.1");
+        }
         let cluster = Cluster {
-            server_options: format!(
-                "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off -c max_connections={max_connections} -c superuser_reserved_connections=0",
-                dir.display()
-            ),
+            server_options,
             dir,
             bin,
             port,
@@ -121,6 +159,17 @@ impl Cluster {
 
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The URL by host name, for TLS clients that check it (`localhost`).
+    pub fn localhost_url(&self) -> String {
+        format!("postgres://postgres@localhost:{}/postgres", self.port)
+    }
+
+    /// The self-signed certificate a [`Cluster::start_tls`] server presents, and a
+    /// certificate of another, unrelated issuer.
+    pub fn certificate(&self) -> (PathBuf, PathBuf) {
+        (self.dir.join("server.crt"), self.dir.join("other.crt"))
     }
 
     fn data(&self) -> String {
@@ -184,6 +233,29 @@ impl Drop for Cluster {
         let _ = self.pg_ctl(&["-D", &self.data(), "-m", "immediate", "-w", "stop"]);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A self-signed certificate and its key (mode 0600, as the server wants it) for `name`.
+fn self_signed_certificate(cert: &Path, key: &Path, name: &str) {
+    let out = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", &format!("/CN={name}")])
+        .args(["-addext", &format!("subjectAltName=DNS:{name}")])
+        .arg("-keyout")
+        .arg(key)
+        .arg("-out")
+        .arg(cert)
+        .output()
+        .expect("openssl (Debian package openssl) makes a test certificate");
+    assert!(
+        out.status.success(),
+        "openssl req failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(key, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// Start a cluster without blocking the async test.
