@@ -55,6 +55,32 @@ export async function pgSchema(label) {
   }
 }
 
+/**
+ * A schema for tests whose workers are other processes: a client-side provider on it, a
+ * plain `pg` connection (`db`) for inspecting its tables, and `close()` for all three.
+ */
+export async function workerSchema(label) {
+  const s = await pgSchema(label)
+  const provider = await steadfast.PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema: s.schema, maxConnections: 2 })
+  const db = new (require('pg').Client)({ connectionString: DATABASE_URL })
+  await db.connect()
+  return {
+    schema: s.schema,
+    provider,
+    db,
+    async close() {
+      await db.end()
+      await provider.close()
+      await s.drop()
+    },
+  }
+}
+
+/** A fixtures/hung-worker.mjs process on `schema` in `role` ('hung' or 'healthy'). */
+export function hungWorker(schema, role, releaseFile) {
+  return spawnWorker('hung-worker.mjs', [DATABASE_URL, schema, role, releaseFile])
+}
+
 /** Backends every workflow suite runs on. */
 export function backends(label) {
   return [

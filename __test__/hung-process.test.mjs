@@ -6,15 +6,12 @@
 // reports the stall (eventLoopStalled) and commits nothing twice.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { steadfast, DATABASE_URL, uid, pgSchema, spawnWorker, sleep, until } from './helpers.mjs'
+import { steadfast, uid, workerSchema, hungWorker, sleep, until } from './helpers.mjs'
 
-const require = createRequire(import.meta.url)
-const pg = require('pg')
-const { PostgresProvider, Client } = steadfast
+const { Client } = steadfast
 
 const WORK = 8
 
@@ -28,17 +25,15 @@ async function heldInstances(db, schema) {
 }
 
 test('a process whose event loop hangs gives up its work to the other process', { timeout: 240_000 }, async () => {
-  const s = await pgSchema('hung')
-  const provider = await PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema: s.schema, maxConnections: 2 })
+  const s = await workerSchema('hung')
+  const { db } = s
   const dir = mkdtempSync(join(tmpdir(), 'steadfast-hung-'))
   const release = join(dir, 'release')
-  const db = new pg.Client({ connectionString: DATABASE_URL })
-  await db.connect()
-  const hung = spawnWorker('hung-worker.mjs', [DATABASE_URL, s.schema, 'hung', release])
+  const hung = hungWorker(s.schema, 'hung', release)
   let healthy
   try {
     await hung.ready
-    const client = new Client(provider)
+    const client = new Client(s.provider)
     const batch = uid('hung')
     const hanger = `${batch}-hanger`
     const blocker = `${batch}-blocker`
@@ -59,7 +54,7 @@ test('a process whose event loop hangs gives up its work to the other process', 
     assert.ok(held.has(blocker), `the hung process holds the Blocker: ${[...held]}`)
     const heldWork = work.filter((id) => held.has(id))
 
-    healthy = spawnWorker('hung-worker.mjs', [DATABASE_URL, s.schema, 'healthy', release])
+    healthy = hungWorker(s.schema, 'healthy', release)
     await healthy.ready
     const began = Date.now()
     for (const [i, id] of [...work.entries(), [null, blocker]]) {
@@ -107,9 +102,7 @@ test('a process whose event loop hangs gives up its work to the other process', 
   } finally {
     writeFileSync(release, '')
     for (const w of [hung, healthy]) if (w && w.child.exitCode === null) w.child.kill('SIGKILL')
-    await db.end()
-    await provider.close()
-    await s.drop()
+    await s.close()
     rmSync(dir, { recursive: true, force: true })
   }
 })

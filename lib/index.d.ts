@@ -726,7 +726,11 @@ export interface RuntimeOptions {
    * renew its leases and to fetch work, so its leases lapse and other processes take the work
    * over with the attempt counted; `eventLoopStalled` reports the stall once the loop answers
    * again. A turn whose synchronous JS (its replay included) runs longer than this loses its lease
-   * the same way: raise it for orchestrations whose replay takes seconds. 0 (off) or 100–86400000.
+   * the same way: raise it for orchestrations whose replay takes seconds. A retried turn (one an
+   * earlier claim did not settle) runs each synchronous step of orchestration code under a
+   * deadline of half this: a step that runs longer (an endless loop) is interrupted and the
+   * orchestration fails, so such code hangs only the process that ran its first attempt.
+   * 0 (off, the deadline too) or 100–86400000.
    * Default 10000.
    */
   eventLoopStallMs?: number

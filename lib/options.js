@@ -373,6 +373,11 @@ function heartbeatIntervalMs(nativeOptions) {
   return stall === 0 ? null : Math.max(25, Math.min(1000, Math.floor(stall / 4)))
 }
 
+/** The effective `eventLoopStallMs` (0: the watch is off). */
+function eventLoopStallMs(nativeOptions) {
+  return effective(nativeOptions, 'eventLoopStallMs')
+}
+
 function effective(values, field) {
   return values[field] !== undefined ? values[field] : RUNTIME_FIELDS[field].default
 }
@@ -510,6 +515,7 @@ module.exports = {
   RESERVED_SCHEMAS,
   runtimeOptions,
   heartbeatIntervalMs,
+  eventLoopStallMs,
   postgresOptions,
   deadLetterListOptions,
   deadLetterPurgeOptions,

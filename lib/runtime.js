@@ -6,7 +6,8 @@ const native = require('./native')
 const { callAsync, callSync, describe, typeError } = require('./errors')
 const { decode, encode } = require('./json')
 const { sanitizeMessage } = require('./text')
-const { runtimeOptions, heartbeatIntervalMs, requireString, requireSemver, requireNonNegativeInt } = require('./options')
+const { runWithDeadline, retriedStepDeadlineMs, StepDeadlineExceeded } = require('./step-guard')
+const { runtimeOptions, heartbeatIntervalMs, eventLoopStallMs, requireString, requireSemver, requireNonNegativeInt } = require('./options')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
 
@@ -68,6 +69,10 @@ class Runtime extends EventEmitter {
   #turns = new Map()
   /** turn id -> the typed task it is waiting on (see decodeTyped). */
   #typedWaits = new Map()
+  /** turn id -> the attempt of a retried claim, for turns whose steps run under a deadline. */
+  #retried = new Map()
+  /** How long a step of a retried turn may run; null when the event-loop watch is off. */
+  #retriedStepMs
   /** Keeps the process alive while running, and beats for the event-loop watch. */
   #keepAlive = null
   #heartbeatMs
@@ -77,6 +82,7 @@ class Runtime extends EventEmitter {
     const nativeProvider = nativeOf(provider, 'provider')
     const nativeOptions = runtimeOptions(options)
     this.#heartbeatMs = heartbeatIntervalMs(nativeOptions)
+    this.#retriedStepMs = retriedStepDeadlineMs(eventLoopStallMs(nativeOptions))
     this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))
     this.#native.setOrchestrationDriver((request) => this.#drive(request))
     this.#native.setDiagnosticListener((event) => this.#onDiagnostic(event))
@@ -185,7 +191,7 @@ class Runtime extends EventEmitter {
         case 'next':
           return JSON.stringify(this.#next(req))
         case 'dispose':
-          this.#turns.delete(req.turn)
+          this.#forget(req.turn)
           this.#typedWaits.delete(req.turn)
           return '{}'
         default:
@@ -202,11 +208,12 @@ class Runtime extends EventEmitter {
       return { status: 'failed', message: `orchestration "${req.name}" version ${req.version} is not registered on this Runtime` }
     }
     const ctx = new OrchestrationContext(this.#native, req.turn, req)
+    if (req.attempt && this.#retriedStepMs !== null) this.#retried.set(req.turn, req.attempt)
     let gen
     try {
-      gen = fn(ctx, decode(req.input))
+      gen = this.#runStep(req.turn, () => fn(ctx, decode(req.input)))
     } catch (e) {
-      return { status: 'failed', message: failureText(e) }
+      return this.#stepFailed(req.turn, e)
     }
     this.#turns.set(req.turn, gen)
     return this.#advance(req.turn, gen, () => gen.next())
@@ -230,13 +237,12 @@ class Runtime extends EventEmitter {
     for (;;) {
       let r
       try {
-        r = step()
+        r = this.#runStep(turn, step)
       } catch (e) {
-        this.#turns.delete(turn)
-        return { status: 'failed', message: failureText(e) }
+        return this.#stepFailed(turn, e)
       }
       if (r.done) {
-        this.#turns.delete(turn)
+        this.#forget(turn)
         let output
         try {
           output = encode(r.value, 'output')
@@ -254,6 +260,30 @@ class Runtime extends EventEmitter {
       const bad = typeError('ERR_INVALID_ARG_TYPE', 'orchestrations may only yield tasks created by ctx.schedule*(), ctx.waitForEvent(), ctx.all(), ctx.race(), ...')
       step = () => gen.throw(bad)
     }
+  }
+
+  /** One synchronous step of orchestration code; under a deadline on a retried claim. */
+  #runStep(turn, step) {
+    return this.#retried.has(turn) ? runWithDeadline(step, this.#retriedStepMs) : step()
+  }
+
+  #stepFailed(turn, err) {
+    const attempt = this.#retried.get(turn)
+    this.#forget(turn)
+    if (!(err instanceof StepDeadlineExceeded)) return { status: 'failed', message: failureText(err) }
+    return {
+      status: 'failed',
+      message:
+        `orchestration code ran for more than ${this.#retriedStepMs} ms without yielding, on a retried claim ` +
+        `(attempt ${attempt}: an earlier attempt of this turn was not settled, as when code that never yields ` +
+        'hangs the process running it). The step was interrupted and the orchestration failed, so that it ' +
+        'cannot hang this process too.',
+    }
+  }
+
+  #forget(turn) {
+    this.#turns.delete(turn)
+    this.#retried.delete(turn)
   }
 
   // ---- diagnostics ----

@@ -29,6 +29,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use crate::event_loop::EventLoopWatch;
+use crate::retried_turns::RetriedTurns;
 
 /// The JS listener: receives one JSON-encoded [`DiagnosticEvent`], returns nothing.
 pub(crate) type DiagnosticCallback = ThreadsafeFunction<String, (), String, Status, false, true>;
@@ -255,6 +256,7 @@ pub(crate) struct ObservedProvider {
     /// `None` when `inner` reports poison dispositions itself (steadfast-pg).
     poison_sink: Option<DiagnosticSink>,
     watch: Arc<EventLoopWatch>,
+    retried: Arc<RetriedTurns>,
 }
 
 impl ObservedProvider {
@@ -262,11 +264,13 @@ impl ObservedProvider {
         inner: Arc<dyn Provider>,
         poison_sink: Option<DiagnosticSink>,
         watch: Arc<EventLoopWatch>,
+        retried: Arc<RetriedTurns>,
     ) -> Self {
         Self {
             inner,
             poison_sink,
             watch,
+            retried,
         }
     }
 
@@ -309,7 +313,11 @@ impl Provider for ObservedProvider {
                     .await;
                 Ok(None)
             }
-            fetched => Ok(fetched),
+            Some((item, token, attempt)) => {
+                self.retried.claimed(&item.instance, attempt);
+                Ok(Some((item, token, attempt)))
+            }
+            None => Ok(None),
         }
     }
 

@@ -31,6 +31,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::retried_turns::RetriedTurns;
+
 /// The JS driver: one JSON request in, one JSON reply out (synchronously).
 pub(crate) type DriverCallback = ThreadsafeFunction<String, String, String, Status, false, true>;
 
@@ -479,10 +481,13 @@ async fn execute(ctx: &OrchestrationContext, task: Task) -> Result<Outcome, Stri
 /// The orchestration handler registered with duroxide for every JS orchestration.
 pub(crate) async fn run(
     driver: Arc<Driver>,
+    retried: Arc<RetriedTurns>,
     ctx: OrchestrationContext,
     input: String,
 ) -> Result<String, String> {
     let turn = Turn::open(driver, ctx.clone());
+    // The attempt of a retried claim: JS runs this turn's steps under a deadline.
+    let attempt = retried.take(&ctx.instance_id());
     let mut step = turn.call(json!({
         "op": "create",
         "turn": turn.id,
@@ -491,6 +496,7 @@ pub(crate) async fn run(
         "instanceId": ctx.instance_id(),
         "executionId": ctx.execution_id(),
         "input": input,
+        "attempt": attempt,
     }))?;
     loop {
         match step {

@@ -22,5 +22,6 @@ mod generator;
 mod history;
 mod options;
 mod providers;
+mod retried_turns;
 mod runtime;
 mod tracing_init;

@@ -29,6 +29,7 @@ use crate::event_loop::EventLoopWatch;
 use crate::generator::{self, Driver, DriverCallback};
 use crate::options::{ClaimOverrides, NativeRuntimeOptions, build, event_loop_stall};
 use crate::providers::{Backend, NativeProvider, connect};
+use crate::retried_turns::RetriedTurns;
 
 /// Names reserved by duroxide for its built-in activities.
 const RESERVED_PREFIX: &str = "__duroxide_syscall:";
@@ -86,6 +87,7 @@ pub struct NativeRuntime {
     driver: Mutex<Option<Arc<Driver>>>,
     calls: Arc<ActivityCalls>,
     watch: Arc<EventLoopWatch>,
+    retried: Arc<RetriedTurns>,
 }
 
 impl NativeRuntime {
@@ -124,6 +126,7 @@ impl NativeRuntime {
 /// duroxide's ascending-order rule can never panic).
 fn orchestration_registry(
     driver: Arc<Driver>,
+    retried: Arc<RetriedTurns>,
     regs: &[(String, String)],
 ) -> Result<OrchestrationRegistry, String> {
     let mut by_name: BTreeMap<&str, Vec<Version>> = BTreeMap::new();
@@ -147,8 +150,9 @@ fn orchestration_registry(
         versions.sort();
         for v in versions {
             let d = driver.clone();
+            let r = retried.clone();
             builder = builder.register_versioned(name, v.to_string(), move |ctx, input| {
-                generator::run(d.clone(), ctx, input)
+                generator::run(d.clone(), r.clone(), ctx, input)
             });
         }
     }
@@ -220,6 +224,7 @@ impl NativeRuntime {
             driver: Mutex::new(None),
             calls: Arc::new(ActivityCalls::default()),
             watch,
+            retried: Arc::default(),
         })
     }
 
@@ -519,7 +524,7 @@ impl NativeRuntime {
                 "internal: orchestration driver not installed",
             )
         })?;
-        let orch_registry = orchestration_registry(driver, &orchestrations)
+        let orch_registry = orchestration_registry(driver, self.retried.clone(), &orchestrations)
             .map_err(|e| error(Code::Registration, e))?;
         let act_registry = activity_registry(&activities, &self.calls)
             .map_err(|e| error(Code::Registration, e))?;
@@ -532,6 +537,7 @@ impl NativeRuntime {
                         p.clone(),
                         Some(sink.clone()),
                         self.watch.clone(),
+                        self.retried.clone(),
                     )),
                     None,
                     None,
@@ -544,7 +550,12 @@ impl NativeRuntime {
                     // without lease, lost) itself, so it is the only source here.
                     let forwarder = forward_pg(&pg, sink.clone());
                     let store: Arc<dyn duroxide::providers::Provider> =
-                        Arc::new(ObservedProvider::new(pg.clone(), None, self.watch.clone()));
+                        Arc::new(ObservedProvider::new(
+                            pg.clone(),
+                            None,
+                            self.watch.clone(),
+                            self.retried.clone(),
+                        ));
                     (store, Some(pg), Some(forwarder))
                 }
             };
