@@ -17,14 +17,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use duroxide::providers::{
-    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderAdmin,
-    ProviderError, ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
-use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType, SystemStats};
+use duroxide::{ErrorDetails, Event, PoisonMessageType};
 use napi::Status;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde::Serialize;
-use steadfast_pg::{Diagnostic, DiagnosticKind, QueueKind};
+use steadfast_pg::{Diagnostic, DiagnosticKind, ProviderLayer, QueueKind, poison_rule};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
@@ -154,9 +154,8 @@ struct PoisonAck {
 }
 
 impl PoisonAck {
-    /// `details` is a poison disposition of `queue`'s own message: an activity's on the worker
-    /// queue; an orchestration's (or undecodable history's) on the orchestrator queue. An
-    /// orchestration failing *because* its activity was poisoned is not a second disposition.
+    /// `details`: a poison disposition of `queue`'s message, as steadfast-pg's poison rule
+    /// recognised it.
     fn from_details(queue: &'static str, details: &ErrorDetails) -> Option<Self> {
         let ErrorDetails::Poison {
             attempt_count,
@@ -167,10 +166,6 @@ impl PoisonAck {
         else {
             return None;
         };
-        let is_activity = matches!(message_type, PoisonMessageType::Activity { .. });
-        if is_activity != (queue == "worker") {
-            return None;
-        }
         let (instance, execution, message_kind) = match message_type {
             PoisonMessageType::Orchestration {
                 instance,
@@ -230,21 +225,14 @@ impl PoisonAck {
 }
 
 fn orchestration_poison(delta: &[Event]) -> Option<PoisonAck> {
-    delta.iter().find_map(|e| match &e.kind {
-        EventKind::OrchestrationFailed { details } => {
-            PoisonAck::from_details("orchestrator", details)
-        }
-        _ => None,
-    })
+    poison_rule::orchestration_turn_poison(delta)
+        .and_then(|d| PoisonAck::from_details("orchestrator", d))
 }
 
 fn activity_poison(completion: Option<&WorkItem>) -> Option<PoisonAck> {
-    match completion {
-        Some(WorkItem::ActivityFailed { details, .. }) => {
-            PoisonAck::from_details("worker", details)
-        }
-        _ => None,
-    }
+    completion
+        .and_then(poison_rule::activity_completion_poison)
+        .and_then(|d| PoisonAck::from_details("worker", d))
 }
 
 /// The runtime's one delegating `Provider` layer: everything goes to `inner`, except that
@@ -282,13 +270,9 @@ impl ObservedProvider {
 }
 
 #[async_trait]
-impl Provider for ObservedProvider {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn version(&self) -> &str {
-        self.inner.version()
+impl ProviderLayer for ObservedProvider {
+    fn inner(&self) -> &dyn Provider {
+        &*self.inner
     }
 
     async fn fetch_orchestration_item(
@@ -348,44 +332,6 @@ impl Provider for ObservedProvider {
         result
     }
 
-    async fn abandon_orchestration_item(
-        &self,
-        lock_token: &str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .abandon_orchestration_item(lock_token, delay, ignore_attempt)
-            .await
-    }
-
-    async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read(instance).await
-    }
-
-    async fn read_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-    ) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read_with_execution(instance, execution_id).await
-    }
-
-    async fn append_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-        new_events: Vec<Event>,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .append_with_execution(instance, execution_id, new_events)
-            .await
-    }
-
-    async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_worker(item).await
-    }
-
     async fn fetch_work_item(
         &self,
         lock_timeout: Duration,
@@ -443,24 +389,6 @@ impl Provider for ObservedProvider {
             .await
     }
 
-    async fn cleanup_orphaned_sessions(
-        &self,
-        idle_timeout: Duration,
-    ) -> Result<usize, ProviderError> {
-        self.inner.cleanup_orphaned_sessions(idle_timeout).await
-    }
-
-    async fn abandon_work_item(
-        &self,
-        token: &str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .abandon_work_item(token, delay, ignore_attempt)
-            .await
-    }
-
     async fn renew_orchestration_item_lock(
         &self,
         token: &str,
@@ -472,55 +400,12 @@ impl Provider for ObservedProvider {
             .renew_orchestration_item_lock(token, extend_for)
             .await
     }
-
-    async fn enqueue_for_orchestrator(
-        &self,
-        item: WorkItem,
-        delay: Option<Duration>,
-    ) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_orchestrator(item, delay).await
-    }
-
-    fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {
-        self.inner.as_management_capability()
-    }
-
-    async fn get_custom_status(
-        &self,
-        instance: &str,
-        last_seen_version: u64,
-    ) -> Result<Option<(Option<String>, u64)>, ProviderError> {
-        self.inner
-            .get_custom_status(instance, last_seen_version)
-            .await
-    }
-
-    async fn get_kv_value(
-        &self,
-        instance: &str,
-        key: &str,
-    ) -> Result<Option<String>, ProviderError> {
-        self.inner.get_kv_value(instance, key).await
-    }
-
-    async fn get_kv_all_values(
-        &self,
-        instance: &str,
-    ) -> Result<std::collections::HashMap<String, String>, ProviderError> {
-        self.inner.get_kv_all_values(instance).await
-    }
-
-    async fn get_instance_stats(
-        &self,
-        instance: &str,
-    ) -> Result<Option<SystemStats>, ProviderError> {
-        self.inner.get_instance_stats(instance).await
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use duroxide::EventKind;
 
     fn poison_details() -> ErrorDetails {
         ErrorDetails::Poison {

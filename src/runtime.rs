@@ -19,6 +19,7 @@ use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use semver::Version;
+use steadfast_pg::Layered;
 use tokio::task::JoinHandle;
 
 use crate::activity::{self, ActivityCallback, ActivityCalls};
@@ -533,12 +534,12 @@ impl NativeRuntime {
         let (store, pg, forwarder): (Arc<dyn duroxide::providers::Provider>, _, _) =
             match &self.backend {
                 Backend::Sqlite(p) => (
-                    Arc::new(ObservedProvider::new(
+                    Arc::new(Layered(ObservedProvider::new(
                         p.clone(),
                         Some(sink.clone()),
                         self.watch.clone(),
                         self.retried.clone(),
-                    )),
+                    ))),
                     None,
                     None,
                 ),
@@ -550,12 +551,12 @@ impl NativeRuntime {
                     // without lease, lost) itself, so it is the only source here.
                     let forwarder = forward_pg(&pg, sink.clone());
                     let store: Arc<dyn duroxide::providers::Provider> =
-                        Arc::new(ObservedProvider::new(
+                        Arc::new(Layered(ObservedProvider::new(
                             pg.clone(),
                             None,
                             self.watch.clone(),
                             self.retried.clone(),
-                        ));
+                        )));
                     (store, Some(pg), Some(forwarder))
                 }
             };

@@ -26,6 +26,8 @@ use tokio::sync::mpsc;
 
 use crate::common::{self, Env, Kind, MAX_ATTEMPTS, NOOP, progress, ratio, registries, round2};
 use crate::driver::ClosedLoop;
+use steadfast_pg::Layered;
+
 use crate::probe::Probe;
 
 const DISPATCHERS: usize = 32;
@@ -130,7 +132,12 @@ async fn window(
     c: &Cfg,
 ) -> Value {
     let (tx, rx) = mpsc::unbounded_channel();
-    let probe = Arc::new(Probe::new(provider.clone(), None, Duration::ZERO, Some(tx)));
+    let probe = Arc::new(Layered(Probe::new(
+        provider.clone(),
+        None,
+        Duration::ZERO,
+        Some(tx),
+    )));
     let stats = probe.stats.clone();
     let (activities, orchestrations) = registries();
     let rt = Runtime::start_with_options(

@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 use crate::common::{
     self, Env, HOT_FANOUT, Kind, MAX_ATTEMPTS, fetch_json, progress, ratio, round2,
 };
+use steadfast_pg::Layered;
+
 use crate::probe::Probe;
 
 const DISPATCHERS: usize = 32;
@@ -37,12 +39,12 @@ fn window(env: &Env) -> (Duration, Duration) {
 async fn one(env: &Env, kind: Kind) -> Result<Value> {
     let (warmup, measure) = window(env);
     let built = common::build(env, kind, "hot").await?;
-    let probe = Arc::new(Probe::new(
+    let probe = Arc::new(Layered(Probe::new(
         built.provider.clone(),
         None,
         Duration::ZERO,
         None,
-    ));
+    )));
     let stats = probe.stats.clone();
     let client = Client::new(probe.clone());
     for i in 0..INSTANCES {

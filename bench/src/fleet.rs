@@ -27,6 +27,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::common::{self, Env, Kind, registries};
+use steadfast_pg::Layered;
+
 use crate::probe::{FetchSample, Probe, ProbeCounters, ProbeStats};
 
 pub const CHILD_ENV: &str = "STEADFAST_BENCH_CHILD";
@@ -93,12 +95,12 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
     let built = common::connect(&env, kind, cfg.schema.clone(), false).await?;
     let mut diag_rx = built.steadfast.as_ref().map(|p| p.subscribe());
     let (tx, mut completions) = mpsc::unbounded_channel();
-    let probe = Arc::new(Probe::new(
+    let probe = Arc::new(Layered(Probe::new(
         built.provider.clone(),
         cfg.hot.clone(),
         Duration::from_millis(cfg.overrun_ms),
         Some(tx),
-    ));
+    )));
     let stats = probe.stats.clone();
     let (activities, orchestrations) = registries();
     let rt = Runtime::start_with_options(

@@ -29,6 +29,8 @@ use crate::common::{
 };
 use crate::driver::ClosedLoop;
 use crate::fleet::{Fleet, FleetSpec, count_diagnostics};
+use steadfast_pg::Layered;
+
 use crate::probe::{Probe, ProbeStats};
 
 const IN_FLIGHT: usize = 64;
@@ -116,7 +118,7 @@ fn describe(s: &OrchestrationStatus) -> String {
 
 /// Where the runtimes of one run live.
 enum Runtimes {
-    InProcess(Arc<Runtime>, Arc<Probe>),
+    InProcess(Arc<Runtime>, Arc<Layered<Probe>>),
     Children(Fleet),
 }
 
@@ -183,12 +185,12 @@ async fn one_run(
     let client = Arc::new(Client::new(built.provider.clone()));
     let (tx, rx) = mpsc::unbounded_channel();
     let (stats, runtimes) = if topo.processes == 1 {
-        let probe = Arc::new(Probe::new(
+        let probe = Arc::new(Layered(Probe::new(
             built.provider.clone(),
             hot_opt.clone(),
             OVERRUN,
             Some(tx),
-        ));
+        )));
         let (activities, orchestrations) = registries();
         let rt = Runtime::start_with_options(
             probe.clone(),

@@ -18,11 +18,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use duroxide::Event;
 use duroxide::providers::{
-    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderAdmin,
-    ProviderError, ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
-use duroxide::{Event, SystemStats};
+use steadfast_pg::ProviderLayer;
 use tokio::sync::mpsc;
 
 /// One `fetch_orchestration_item` call.
@@ -179,13 +180,9 @@ impl Probe {
 }
 
 #[async_trait::async_trait]
-impl Provider for Probe {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn version(&self) -> &str {
-        self.inner.version()
+impl ProviderLayer for Probe {
+    fn inner(&self) -> &dyn Provider {
+        &*self.inner
     }
 
     async fn fetch_orchestration_item(
@@ -284,33 +281,6 @@ impl Provider for Probe {
             .await
     }
 
-    async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read(instance).await
-    }
-
-    async fn read_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-    ) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read_with_execution(instance, execution_id).await
-    }
-
-    async fn append_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-        new_events: Vec<Event>,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .append_with_execution(instance, execution_id, new_events)
-            .await
-    }
-
-    async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_worker(item).await
-    }
-
     async fn fetch_work_item(
         &self,
         lock_timeout: Duration,
@@ -328,105 +298,6 @@ impl Provider for Probe {
             _ => c.worker_fetch_empty.fetch_add(1, Ordering::Relaxed),
         };
         r
-    }
-
-    async fn ack_work_item(
-        &self,
-        token: &str,
-        completion: Option<WorkItem>,
-    ) -> Result<(), ProviderError> {
-        self.inner.ack_work_item(token, completion).await
-    }
-
-    async fn renew_work_item_lock(
-        &self,
-        token: &str,
-        extend_for: Duration,
-    ) -> Result<(), ProviderError> {
-        self.inner.renew_work_item_lock(token, extend_for).await
-    }
-
-    async fn renew_session_lock(
-        &self,
-        owner_ids: &[&str],
-        extend_for: Duration,
-        idle_timeout: Duration,
-    ) -> Result<usize, ProviderError> {
-        self.inner
-            .renew_session_lock(owner_ids, extend_for, idle_timeout)
-            .await
-    }
-
-    async fn cleanup_orphaned_sessions(
-        &self,
-        idle_timeout: Duration,
-    ) -> Result<usize, ProviderError> {
-        self.inner.cleanup_orphaned_sessions(idle_timeout).await
-    }
-
-    async fn abandon_work_item(
-        &self,
-        token: &str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .abandon_work_item(token, delay, ignore_attempt)
-            .await
-    }
-
-    async fn renew_orchestration_item_lock(
-        &self,
-        token: &str,
-        extend_for: Duration,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .renew_orchestration_item_lock(token, extend_for)
-            .await
-    }
-
-    async fn enqueue_for_orchestrator(
-        &self,
-        item: WorkItem,
-        delay: Option<Duration>,
-    ) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_orchestrator(item, delay).await
-    }
-
-    fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {
-        self.inner.as_management_capability()
-    }
-
-    async fn get_custom_status(
-        &self,
-        instance: &str,
-        last_seen_version: u64,
-    ) -> Result<Option<(Option<String>, u64)>, ProviderError> {
-        self.inner
-            .get_custom_status(instance, last_seen_version)
-            .await
-    }
-
-    async fn get_kv_value(
-        &self,
-        instance: &str,
-        key: &str,
-    ) -> Result<Option<String>, ProviderError> {
-        self.inner.get_kv_value(instance, key).await
-    }
-
-    async fn get_kv_all_values(
-        &self,
-        instance: &str,
-    ) -> Result<HashMap<String, String>, ProviderError> {
-        self.inner.get_kv_all_values(instance).await
-    }
-
-    async fn get_instance_stats(
-        &self,
-        instance: &str,
-    ) -> Result<Option<SystemStats>, ProviderError> {
-        self.inner.get_instance_stats(instance).await
     }
 }
 

@@ -23,6 +23,8 @@ use tokio::sync::mpsc;
 
 use crate::common::{self, Env, Kind, MAX_ATTEMPTS, progress, ratio, registries, round2};
 use crate::driver::ClosedLoop;
+use steadfast_pg::Layered;
+
 use crate::probe::Probe;
 
 const IN_FLIGHT: usize = 64;
@@ -55,12 +57,12 @@ fn cfg(env: &Env) -> Cfg {
 async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
     let built = common::build(env, kind, &format!("tp{n}")).await?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let probe = Arc::new(Probe::new(
+    let probe = Arc::new(Layered(Probe::new(
         built.provider.clone(),
         None,
         Duration::ZERO,
         Some(tx),
-    ));
+    )));
     let stats = probe.stats.clone();
     let client = Arc::new(Client::new(probe.clone()));
     let (activities, orchestrations) = registries();

@@ -36,12 +36,14 @@ mod error;
 mod fence;
 mod fetch_gate;
 mod give_back;
+mod layer;
 mod lease_book;
 mod migrate;
 mod options;
 mod orchestration;
 mod orphans;
 mod poison;
+pub mod poison_rule;
 mod polling;
 mod provider;
 mod provider_trait;
@@ -58,6 +60,7 @@ mod worker;
 pub use dead_letters::{DeadLetter, DeadLetterFilter};
 pub use diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 pub use error::SetupError;
+pub use layer::{Layered, ProviderLayer};
 pub use migrate::SCHEMA_VERSION;
 pub use options::{
     ClaimOptions, DEFAULT_MAX_ATTEMPTS, PollingMode, ProviderOptions, RedeliveryBackoff,

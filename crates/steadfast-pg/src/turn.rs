@@ -6,11 +6,12 @@
 use duroxide::providers::{
     ExecutionMetadata, ProviderError, ScheduledActivityIdentifier, WorkItem,
 };
-use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
+use duroxide::{ErrorDetails, Event, EventKind};
 use sqlx::{Postgres, Transaction};
 
 use crate::error::{codec_error, db_error};
 use crate::orchestration::{OrchestratorRows, batch_kinds};
+use crate::poison_rule;
 use crate::provider::PostgresProvider;
 use crate::run::PgQuery;
 use crate::worker::WorkerRows;
@@ -35,47 +36,42 @@ pub(crate) struct PoisonDetails {
     pub display: String,
 }
 
-/// Poison details, if `details` is a poison disposition for the queue `activity` says.
-/// An orchestration that fails because an activity was poisoned carries the activity's
-/// poison details; that is an ordinary failure, not a disposition of its own messages.
-fn poison_from(details: &ErrorDetails, activity: bool) -> Option<PoisonDetails> {
-    match details {
-        ErrorDetails::Poison {
+impl PoisonDetails {
+    /// From details the poison rule (`poison_rule.rs`) recognised.
+    fn of(details: &ErrorDetails) -> Option<Self> {
+        let ErrorDetails::Poison {
             attempt_count,
             max_attempts,
             message,
-            message_type,
-        } if matches!(message_type, PoisonMessageType::Activity { .. }) == activity => {
-            Some(PoisonDetails {
-                attempt_count: *attempt_count,
-                max_attempts: *max_attempts,
-                message_kinds: serde_json::from_str::<Vec<WorkItem>>(message)
-                    .map(|items| batch_kinds(&items))
-                    .unwrap_or_else(|_| "unknown".to_string()),
-                display: details.display_message(),
-            })
-        }
-        _ => None,
+            ..
+        } = details
+        else {
+            return None;
+        };
+        Some(Self {
+            attempt_count: *attempt_count,
+            max_attempts: *max_attempts,
+            message_kinds: serde_json::from_str::<Vec<WorkItem>>(message)
+                .map(|items| batch_kinds(&items))
+                .unwrap_or_else(|_| "unknown".to_string()),
+            display: details.display_message(),
+        })
     }
 }
 
 /// The poison details of an orchestration turn that fails its execution as poison.
 pub(crate) fn poison_details(history_delta: &[Event]) -> Option<PoisonDetails> {
-    history_delta.iter().find_map(|e| match &e.kind {
-        EventKind::OrchestrationFailed { details } => poison_from(details, false),
-        _ => None,
-    })
+    poison_rule::orchestration_turn_poison(history_delta).and_then(PoisonDetails::of)
 }
 
 /// The poison details of an activity completion that fails it as poison.
 pub(crate) fn activity_poison_details(completion: &WorkItem) -> Option<PoisonDetails> {
-    match completion {
-        WorkItem::ActivityFailed { details, .. } => poison_from(details, true).map(|mut p| {
+    poison_rule::activity_completion_poison(completion)
+        .and_then(PoisonDetails::of)
+        .map(|mut p| {
             p.message_kinds = "ActivityExecute".to_string();
             p
-        }),
-        _ => None,
-    }
+        })
 }
 
 /// History events as the parallel arrays `append_history` takes: ids, types, JSON texts.

@@ -17,25 +17,22 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use duroxide::providers::{
-    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderAdmin,
-    ProviderError, ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
-};
+use duroxide::providers::{DispatcherCapabilityFilter, OrchestrationItem, Provider, ProviderError};
 use duroxide::runtime::Runtime;
 use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::{
-    ActivityContext, Client, Event, OrchestrationContext, OrchestrationRegistry,
-    OrchestrationStatus, RuntimeOptions, SystemStats,
+    ActivityContext, Client, OrchestrationContext, OrchestrationRegistry, OrchestrationStatus,
+    RuntimeOptions,
 };
 use steadfast_pg::{
-    DeadLetter, DeadLetterFilter, Diagnostic, DiagnosticKind, PollingMode, PostgresProvider,
-    RedeliveryBackoff,
+    DeadLetter, DeadLetterFilter, Diagnostic, DiagnosticKind, Layered, PollingMode,
+    PostgresProvider, ProviderLayer, RedeliveryBackoff,
 };
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
@@ -66,13 +63,9 @@ struct SlowHotFetch {
 }
 
 #[async_trait::async_trait]
-impl Provider for SlowHotFetch {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn version(&self) -> &str {
-        self.inner.version()
+impl ProviderLayer for SlowHotFetch {
+    fn inner(&self) -> &dyn Provider {
+        &*self.inner
     }
 
     async fn fetch_orchestration_item(
@@ -92,178 +85,6 @@ impl Provider for SlowHotFetch {
             tokio::time::sleep(lock_timeout + FETCH_OVERRUN).await;
         }
         Ok(fetched)
-    }
-
-    async fn ack_orchestration_item(
-        &self,
-        lock_token: &str,
-        execution_id: u64,
-        history_delta: Vec<Event>,
-        worker_items: Vec<WorkItem>,
-        orchestrator_items: Vec<WorkItem>,
-        metadata: ExecutionMetadata,
-        cancelled_activities: Vec<ScheduledActivityIdentifier>,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .ack_orchestration_item(
-                lock_token,
-                execution_id,
-                history_delta,
-                worker_items,
-                orchestrator_items,
-                metadata,
-                cancelled_activities,
-            )
-            .await
-    }
-
-    async fn abandon_orchestration_item(
-        &self,
-        lock_token: &str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .abandon_orchestration_item(lock_token, delay, ignore_attempt)
-            .await
-    }
-
-    async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read(instance).await
-    }
-
-    async fn read_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-    ) -> Result<Vec<Event>, ProviderError> {
-        self.inner.read_with_execution(instance, execution_id).await
-    }
-
-    async fn append_with_execution(
-        &self,
-        instance: &str,
-        execution_id: u64,
-        new_events: Vec<Event>,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .append_with_execution(instance, execution_id, new_events)
-            .await
-    }
-
-    async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_worker(item).await
-    }
-
-    async fn fetch_work_item(
-        &self,
-        lock_timeout: Duration,
-        poll_timeout: Duration,
-        session: Option<&SessionFetchConfig>,
-        tag_filter: &TagFilter,
-    ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
-        self.inner
-            .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
-            .await
-    }
-
-    async fn ack_work_item(
-        &self,
-        token: &str,
-        completion: Option<WorkItem>,
-    ) -> Result<(), ProviderError> {
-        self.inner.ack_work_item(token, completion).await
-    }
-
-    async fn renew_work_item_lock(
-        &self,
-        token: &str,
-        extend_for: Duration,
-    ) -> Result<(), ProviderError> {
-        self.inner.renew_work_item_lock(token, extend_for).await
-    }
-
-    async fn renew_session_lock(
-        &self,
-        owner_ids: &[&str],
-        extend_for: Duration,
-        idle_timeout: Duration,
-    ) -> Result<usize, ProviderError> {
-        self.inner
-            .renew_session_lock(owner_ids, extend_for, idle_timeout)
-            .await
-    }
-
-    async fn cleanup_orphaned_sessions(
-        &self,
-        idle_timeout: Duration,
-    ) -> Result<usize, ProviderError> {
-        self.inner.cleanup_orphaned_sessions(idle_timeout).await
-    }
-
-    async fn abandon_work_item(
-        &self,
-        token: &str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .abandon_work_item(token, delay, ignore_attempt)
-            .await
-    }
-
-    async fn renew_orchestration_item_lock(
-        &self,
-        token: &str,
-        extend_for: Duration,
-    ) -> Result<(), ProviderError> {
-        self.inner
-            .renew_orchestration_item_lock(token, extend_for)
-            .await
-    }
-
-    async fn enqueue_for_orchestrator(
-        &self,
-        item: WorkItem,
-        delay: Option<Duration>,
-    ) -> Result<(), ProviderError> {
-        self.inner.enqueue_for_orchestrator(item, delay).await
-    }
-
-    fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {
-        self.inner.as_management_capability()
-    }
-
-    async fn get_custom_status(
-        &self,
-        instance: &str,
-        last_seen_version: u64,
-    ) -> Result<Option<(Option<String>, u64)>, ProviderError> {
-        self.inner
-            .get_custom_status(instance, last_seen_version)
-            .await
-    }
-
-    async fn get_kv_value(
-        &self,
-        instance: &str,
-        key: &str,
-    ) -> Result<Option<String>, ProviderError> {
-        self.inner.get_kv_value(instance, key).await
-    }
-
-    async fn get_kv_all_values(
-        &self,
-        instance: &str,
-    ) -> Result<HashMap<String, String>, ProviderError> {
-        self.inner.get_kv_all_values(instance).await
-    }
-
-    async fn get_instance_stats(
-        &self,
-        instance: &str,
-    ) -> Result<Option<SystemStats>, ProviderError> {
-        self.inner.get_instance_stats(instance).await
     }
 }
 
@@ -399,11 +220,11 @@ async fn livelock_scenario_ends_with_poison_and_healthy_progress() {
     let delayed_fetches = Arc::new(AtomicU32::new(0));
     let mut runtimes = Vec::with_capacity(RUNTIMES);
     for p in &providers {
-        let store: Arc<dyn Provider> = Arc::new(SlowHotFetch {
+        let store: Arc<dyn Provider> = Arc::new(Layered(SlowHotFetch {
             inner: Arc::clone(p),
             hot_instance: hot.clone(),
             delayed_fetches: Arc::clone(&delayed_fetches),
-        });
+        }));
         let options = RuntimeOptions {
             max_attempts: MAX_ATTEMPTS,
             orchestration_concurrency: ORCHESTRATION_CONCURRENCY,
