@@ -53,3 +53,12 @@ test('every platform package is in step with the root package', () => {
     assert.equal(pkg.license, root.license, `npm/${dir} license`)
   }
 })
+
+test('docs/packaging.md lists exactly the supported platforms, with their Rust targets', () => {
+  const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  const { platformOfTarget } = require('../lib/platforms.js')
+  const doc = readFileSync(join(ROOT, 'docs', 'packaging.md'), 'utf8')
+  const section = doc.slice(doc.indexOf('## Platforms'), doc.indexOf('\n## ', doc.indexOf('## Platforms') + 1))
+  const rows = [...section.matchAll(/^\| ([a-z0-9-]+) \| ([a-z0-9_-]+) \|/gm)].map((m) => [m[1], m[2]])
+  assert.deepEqual(rows, root.napi.targets.map((t) => [platformOfTarget(t), t]))
+})

@@ -43,6 +43,28 @@ build=target/npm-build
 rm -rf "$out" "$build"
 mkdir -p "$out" "$build"
 
+# napi's --use-napi-cross unpacks @napi-rs/cross-toolchain-<host>-target-<arch> at the version
+# of its own @napi-rs/cross-toolchain into ~/.napi-rs/cross-toolchain/<version>/<target>, and
+# skips that when the folder is there. Not every target is published at every version
+# (x64-target-aarch64 has 1.0.3 and no 1.0.0): stage the newest release of the same major.
+stage_cross_toolchain() {
+	local target=$1 version host pkg dir pick tmp
+	version=$(node -p "const cli = require('path').dirname(require.resolve('@napi-rs/cli/package.json'));
+		require(require.resolve('@napi-rs/cross-toolchain/package.json', { paths: [cli] })).version")
+	host=$(node -p process.arch)
+	pkg="@napi-rs/cross-toolchain-$host-target-${target%%-*}"
+	dir="$HOME/.napi-rs/cross-toolchain/$version/$target"
+	[[ -f $dir/package.json ]] && return
+	[[ -n $(npm view "$pkg@$version" version 2>/dev/null) ]] && return
+	pick=$(npm view "$pkg@^${version%%.*}" version --json | node -p 'const v = JSON.parse(require("fs").readFileSync(0)); [].concat(v).pop()')
+	echo "    $pkg@$version is not published; staging $pick"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && npm pack --silent "$pkg@$pick" >/dev/null && tar xzf ./*.tgz)
+	mkdir -p "$dir"
+	tar xJf "$tmp/package/$target.tar.xz" -C "$dir"
+	rm -rf "$tmp"
+}
+
 version=$(node -p "require('./package.json').version")
 platforms=()
 for target in "${targets[@]}"; do
@@ -51,7 +73,10 @@ for target in "${targets[@]}"; do
 	rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 	cross=()
 	case "$target" in
-	*-linux-gnu) cross=(--use-napi-cross) ;;
+	*-linux-gnu)
+		stage_cross_toolchain "$target"
+		cross=(--use-napi-cross)
+		;;
 	*-linux-musl)
 		python3 -c 'import ziglang' 2>/dev/null || python3 -m pip install --quiet ziglang
 		command -v cargo-zigbuild >/dev/null || cargo install --locked --quiet cargo-zigbuild

@@ -6,60 +6,22 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { QUICKSTART_OUTPUT, ROOT, readmeQuickstarts } from '../readme-quickstarts.mjs'
+import { assertBinaryFromPlatformPackage, installPacked } from './installed-project.mjs'
 
-const PACK = join(ROOT, 'target', 'npm-pack')
-const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-const TARBALLS = [`steadfast-${version}.tgz`, `steadfast-linux-x64-gnu-${version}.tgz`]
-
-/** PATH without any directory that holds cargo or rustc. */
-function pathWithoutRust() {
-  const has = (dir, name) => {
-    try {
-      accessSync(join(dir, name), constants.X_OK)
-      return true
-    } catch {
-      return false
-    }
-  }
-  return process.env.PATH.split(delimiter)
-    .filter((dir) => dir && !has(dir, 'cargo') && !has(dir, 'rustc'))
-    .join(delimiter)
-}
-
-let project
-const env = { ...process.env, PATH: pathWithoutRust(), RUST_LOG: 'error', npm_config_audit: 'false', npm_config_fund: 'false' }
-delete env.NODE_PATH
-
-function run(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { cwd: project, env, encoding: 'utf8', ...opts })
-  assert.equal(r.error, undefined, `${cmd}: ${r.error?.message}`)
-  assert.equal(r.status, 0, `${cmd} ${args.join(' ')} exited ${r.status}\n${r.stdout}\n${r.stderr}`)
-  return r.stdout
-}
+const PLATFORM = 'linux-x64-gnu'
+let project, env, run, remove
 
 before(() => {
-  const packed = readdirSync(PACK)
-  for (const t of TARBALLS) assert.ok(packed.includes(t), `${t} in ${PACK} (run ./scripts/package.sh first); found ${packed}`)
-  project = mkdtempSync(join(tmpdir(), 'steadfast-install-'))
-  assert.equal(spawnSync('cargo', ['--version'], { env }).error?.code, 'ENOENT', 'no cargo on the test PATH')
-  assert.equal(spawnSync('rustc', ['--version'], { env }).error?.code, 'ENOENT', 'no rustc on the test PATH')
-  run('npm', ['init', '-y'])
-  run('npm', ['install', ...TARBALLS.map((t) => join(PACK, t))])
+  ;({ dir: project, env, run, remove } = installPacked(PLATFORM))
 })
 
-after(() => {
-  if (project) rmSync(project, { recursive: true, force: true })
-})
+after(() => remove?.())
 
 test('the binary comes from the platform package, not from a build', () => {
-  const installed = readdirSync(join(project, 'node_modules', 'steadfast'))
-  assert.ok(!installed.some((f) => f.endsWith('.node')), `no .node file in the root package: ${installed}`)
-  const platform = readdirSync(join(project, 'node_modules', 'steadfast-linux-x64-gnu'))
-  assert.ok(platform.includes('steadfast.linux-x64-gnu.node'), `the platform package holds the binary: ${platform}`)
+  assertBinaryFromPlatformPackage(project, PLATFORM)
 })
 
 for (const [kind, ext] of [['esm', 'mjs'], ['cjs', 'cjs']]) {
