@@ -18,7 +18,7 @@ const pg = require('pg')
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(ROOT, 'bin', 'steadfast.js')
 const DATABASE_URL = process.env.STEADFAST_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
-const MIGRATION = readFileSync(path.join(ROOT, 'crates/steadfast-pg/migrations/0001_initial.sql'), 'utf8')
+const MIGRATION = readFileSync(path.join(ROOT, 'crates/steadfast-pg/migrations/0001_baseline.sql'), 'utf8')
 const BOOTSTRAP = readFileSync(path.join(ROOT, 'crates/steadfast-pg/queries/migrate_bootstrap.sql'), 'utf8')
 
 const created = []
@@ -51,7 +51,7 @@ async function createSteadfastSchema(db, schema) {
   const q = `"${schema}"`
   await db.query(BOOTSTRAP.replaceAll('__SCHEMA__', q))
   await db.query(MIGRATION.replaceAll('__SCHEMA__', q))
-  await db.query(`INSERT INTO ${q}.schema_migrations (version, name, checksum) VALUES (1, 'initial', $1)`, [
+  await db.query(`INSERT INTO ${q}.schema_migrations (version, name, checksum) VALUES (1, 'baseline', $1)`, [
     checksum(MIGRATION),
   ])
 }

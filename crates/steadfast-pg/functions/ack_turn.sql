@@ -3,7 +3,7 @@
 -- 'expired' (lease ran out) or 'unknown' (no lease has this token: superseded, released
 -- or never issued); nothing is written unless 'ok'. The parameters after the token are
 -- write_turn's after its instance. The lease row is taken FOR NO KEY UPDATE, which
--- excludes every other lease holder but not an enqueue's KEY SHARE lock (migration 0009),
+-- excludes every other lease holder but not an enqueue's KEY SHARE lock (functions/enqueue_orchestrator.sql),
 -- so an ack never waits for enqueues into its own instance.
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn(
     p_token text, p_execution bigint,

@@ -16,7 +16,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- Claim one instance's visible orchestrator messages.
 --
 -- Candidates: the instances that have a ready message (instance_leases.ready_at, or a
--- ready_hints row, migration 0009; messages waiting for a start, migration 0006, make
+-- ready_hints row, the baseline migration; messages waiting for a start, the baseline migration, make
 -- none), are runnable (instance_leases.runnable_from: started, or their start is
 -- visible) and have no live lease (an expired one must also have served its backoff),
 -- limited to executions pinned inside the version range when p_filter is set; at most
@@ -54,7 +54,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- p_max_batch, NULL = all, and for an instance not yet started its starts first, so that
 -- a batch cut short still starts it) are tagged with the token
 -- 'sf2.<p_nonce>.<generation>.<hex(instance)>' (the generation of the lease row,
--- migration 0007) and their attempt counted, the instance's metadata, history and KV
+-- the baseline migration) and their attempt counted, the instance's metadata, history and KV
 -- snapshot are read, and the lease is stamped LAST, once. Messages past the cap stay
 -- queued for the instance's next claim. The history is read in event order and at most
 -- p_max_history_events events or p_max_history_bytes stored bytes (pg_column_size, so

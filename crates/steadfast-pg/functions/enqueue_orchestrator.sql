@@ -4,16 +4,16 @@
 -- Each target instance gets its lease row first (key order; an existing row is neither
 -- changed nor locked, so an ack enqueueing to its parent cannot deadlock with the
 -- parent's ack enqueueing to it). A start makes its instance runnable from the start's
--- visibility on (instance_leases.runnable_from, migration 0006): only then, and only for
+-- visibility on (instance_leases.runnable_from, the baseline migration): only then, and only for
 -- an instance not runnable earlier, is the existing row updated.
 --
 -- A message that becomes visible before its instance is runnable is stored as waiting:
--- outside the claim's scan, so it costs no claim (see migration 0006). A start
+-- outside the claim's scan, so it costs no claim (see the baseline migration). A start
 -- committed concurrently, after the last statement here read runnable_from, leaves such a
 -- message waiting although its instance is runnable: the instance's next claim takes it
 -- along, and the orphan sweep makes it ready (functions/sweep_orphans.sql).
 --
--- A ready message makes its instance a claim candidate (migration 0009) through
+-- A ready message makes its instance a claim candidate (the baseline migration) through
 -- instance_leases.ready_at, never waiting for a lock: a new lease row is created with it;
 -- an existing one is lowered (FOR NO KEY UPDATE SKIP LOCKED), or found low enough and
 -- held FOR KEY SHARE SKIP LOCKED until this commits, so that settle_ready_at cannot raise
@@ -23,7 +23,7 @@
 -- PL/pgSQL, not SQL: its statements' plans are cached per connection, while an SQL
 -- function is planned again on every call. Written as one SQL statement this function cost
 -- bench/'s trivial orchestration 10-14 % (best of 1-32 dispatchers: 212-223/s against
--- 245-249/s before migration 0006); as it is, 261-266/s (release, same machine and runs).
+-- 245-249/s before the baseline migration); as it is, 261-266/s (release, same machine and runs).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
 ) RETURNS void LANGUAGE plpgsql AS $$

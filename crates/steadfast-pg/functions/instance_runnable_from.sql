@@ -1,4 +1,4 @@
--- instance_leases.runnable_from (migration 0006) worked out from the instance's rows, for
+-- instance_leases.runnable_from (the baseline migration) worked out from the instance's rows, for
 -- a lease row that has to be created outside an enqueue (it went missing in a race with
 -- a deletion): '-infinity' if the instance was started (instance row or history), else
 -- the visibility of its earliest queued start, else NULL.

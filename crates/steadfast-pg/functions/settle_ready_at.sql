@@ -1,4 +1,4 @@
--- instance_leases.ready_at (migration 0009) may be early (that costs a claim one empty
+-- instance_leases.ready_at (the baseline migration) may be early (that costs a claim one empty
 -- try) but never late. Every enqueue either lowers it or finds it low enough, and then
 -- holds a lock on the lease row (NO KEY UPDATE or KEY SHARE) until it commits, or it
 -- leaves a hint (functions/enqueue_orchestrator.sql). So it may be raised only here:

@@ -1,10 +1,10 @@
--- The orphan sweep over the p_limit oldest waiting orchestrator messages (migration 0006)
+-- The orphan sweep over the p_limit oldest waiting orchestrator messages (the baseline migration)
 -- that it can act on now, for the instances whose lease row it can lock without waiting (a
 -- missing lease row, left by a race with a deletion, is created first, see
 -- instance_runnable_from):
 -- * a message whose instance is runnable now becomes ready (its start was committed while
 --   the message's enqueue ran, or a delayed start fell due), and its instance's ready_at
---   (migration 0009) is lowered to it;
+--   (the baseline migration) is lowered to it;
 -- * a message visible for at least p_timeout_ms whose instance nothing has started
 --   (runnable_from NULL) moves to the dead-letter table with reason
 --   'orphaned' and error p_error; a lease row left without messages is removed (an

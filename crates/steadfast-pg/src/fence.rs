@@ -1,6 +1,6 @@
 //! The generation fence: whether an operation carrying an orchestrator lock token still
 //! speaks for the instance's latest claim. Tokens carry the generation of the lease row
-//! they were issued on (migration 0007); a re-created instance has a new row and a new
+//! they were issued on (the baseline migration); a re-created instance has a new row and a new
 //! generation, and every claim a new token. So a token that is not the lease's current
 //! one comes from a claim that was released, superseded, or made on an older incarnation,
 //! and its dispositions are refused. This is the one place that says which; a poison

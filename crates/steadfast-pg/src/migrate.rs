@@ -17,61 +17,30 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "initial",
-        sql: include_str!("../migrations/0001_initial.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "claim_functions",
-        sql: include_str!("../migrations/0002_claim_functions.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "turn_functions",
-        sql: include_str!("../migrations/0003_turn_functions.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "give_back",
-        sql: include_str!("../migrations/0004_give_back.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "execution_end_notify",
-        sql: include_str!("../migrations/0005_execution_end_notify.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "runnable_instances",
-        sql: include_str!("../migrations/0006_runnable_instances.sql"),
-    },
-    Migration {
-        version: 7,
-        name: "generations",
-        sql: include_str!("../migrations/0007_generations.sql"),
-    },
-    Migration {
-        version: 8,
-        name: "lease_deadlines",
-        sql: include_str!("../migrations/0008_lease_deadlines.sql"),
-    },
-    Migration {
-        version: 9,
-        name: "ready_instances",
-        sql: include_str!("../migrations/0009_ready_instances.sql"),
-    },
-];
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "baseline",
+    sql: include_str!("../migrations/0001_baseline.sql"),
+}];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 9;
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The checksum that pre-release builds recorded for their migration 1 (`0001_initial`,
+/// before migrations 0001-0009 were folded into the baseline): such a schema cannot be
+/// upgraded, only made again.
+const PRE_RELEASE_INITIAL: &str = "68cd075f4e46bb4f";
 
 /// Server-side functions, each `functions/<name>.sql`, in the order they are installed
-/// (an SQL-language function's body is checked against those installed before it).
-/// Functions defined by migrations 0002 to 0005 and not listed here are as those left them.
+/// (an SQL-language function's body is checked against those installed before it). A file
+/// may also hold the triggers that call its function.
 const FUNCTIONS: &[(&str, &str)] = &[
+    ("try_jsonb", include_str!("../functions/try_jsonb.sql")),
+    (
+        "redelivery_at",
+        include_str!("../functions/redelivery_at.sql"),
+    ),
+    ("stamp_lease", include_str!("../functions/stamp_lease.sql")),
     (
         "starts_instance",
         include_str!("../functions/starts_instance.sql"),
@@ -104,7 +73,19 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "enqueue_orchestrator",
         include_str!("../functions/enqueue_orchestrator.sql"),
     ),
-    ("try_jsonb", include_str!("../functions/try_jsonb.sql")),
+    (
+        "enqueue_worker",
+        include_str!("../functions/enqueue_worker.sql"),
+    ),
+    (
+        "append_history",
+        include_str!("../functions/append_history.sql"),
+    ),
+    (
+        "touch_session",
+        include_str!("../functions/touch_session.sql"),
+    ),
+    ("write_turn", include_str!("../functions/write_turn.sql")),
     (
         "dead_letter_handed_out",
         include_str!("../functions/dead_letter_handed_out.sql"),
@@ -119,8 +100,20 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ),
     ("ack_turn", include_str!("../functions/ack_turn.sql")),
     (
+        "ack_activity",
+        include_str!("../functions/ack_activity.sql"),
+    ),
+    (
         "sweep_orphans",
         include_str!("../functions/sweep_orphans.sql"),
+    ),
+    (
+        "notify_enqueued",
+        include_str!("../functions/notify_enqueued.sql"),
+    ),
+    (
+        "notify_execution_ended",
+        include_str!("../functions/notify_execution_ended.sql"),
     ),
 ];
 
@@ -180,6 +173,16 @@ pub(crate) async fn run(pool: &PgPool, schema: &SchemaName, apply: bool) -> Resu
         Err(_) if !apply => Vec::new(),
         Err(e) => return Err(fail(e)),
     };
+    if applied
+        .iter()
+        .any(|(v, sum)| *v == 1 && sum == PRE_RELEASE_INITIAL)
+    {
+        return Err(SetupError::Migration(format!(
+            "schema {schema} was made by a pre-release build of steadfast-pg, whose migrations \
+             were folded into one baseline before the first release; it cannot be upgraded: \
+             drop schema {schema} with everything in it and let this build create it again"
+        )));
+    }
     for m in MIGRATIONS {
         let sql = render_sql(m.sql, schema);
         let sum = checksum(m.sql);

@@ -1,5 +1,5 @@
 //! Messages to instances that nothing started. They are stored as waiting, outside the
-//! claim's ready index (migration 0006), so they never cost a claim; they wait
+//! claim's ready index (the baseline migration), so they never cost a claim; they wait
 //! `ClaimOptions::orphan_timeout` for a start and are then moved to the dead-letter table
 //! with reason `orphaned`, one `MessagesOrphaned` diagnostic per instance. Never dropped.
 //! The same sweep makes ready a waiting message whose instance became runnable after its

@@ -184,7 +184,7 @@ impl PostgresProvider {
             .fetch_one(pool)
             .await
             .map_err(|e| SetupError::Connect(e.to_string()))?;
-        // Must match notify_execution_ended() (migration 0005).
+        // Must match notify_execution_ended() (functions/notify_execution_ended.sql).
         let ended_channel = format!("{channel}_end");
         let mut listener = PgListener::connect_with(pool)
             .await

@@ -1,5 +1,5 @@
 //! Lock tokens. An orchestrator token names the instance and the generation (incarnation,
-//! migration 0007) it was claimed for, so that a poison disposition can still be committed
+//! the baseline migration) it was claimed for, so that a poison disposition can still be committed
 //! after the lease behind the token has died, and so that anything carrying a token of an
 //! older incarnation is recognised and refused. Formats:
 //! - `sf2.<random>.<generation>.<hex(instance id)>`: orchestrator claims (built by

@@ -115,7 +115,7 @@ impl HistoryRows {
     }
 }
 
-/// A turn as the bound parameters of `write_turn` / `ack_turn` (migration 0003) after
+/// A turn as the bound parameters of `write_turn` / `ack_turn` (functions/ack_turn.sql) after
 /// their first (the instance or the lock token), in order.
 pub(crate) struct TurnParams {
     execution: i64,

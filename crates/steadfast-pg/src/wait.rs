@@ -4,7 +4,7 @@
 //! provider) after 5, 10, 20, 40, 80 and then every 100 ms; with many clients waiting that
 //! is most of the database's work (measured in `bench/node`: ~24 of the 32 transactions
 //! of a one-activity orchestration). Here the status is read once, and again only when
-//! the execution-end notification (migration 0005) names the instance, when the listen
+//! the execution-end notification (functions/notify_execution_ended.sql) names the instance, when the listen
 //! connection reconnected, or after `RECHECK` at the latest.
 
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use crate::provider::PostgresProvider;
 /// reports every reconnect (after which notifications may have been lost).
 const RECHECK: Duration = Duration::from_secs(1);
 
-/// How much of an instance id the notification carries (see migration 0005).
+/// How much of an instance id the notification carries (see functions/notify_execution_ended.sql).
 const PAYLOAD_CHARS: usize = 1000;
 
 impl PostgresProvider {

@@ -1,7 +1,9 @@
--- steadfast-pg schema, version 1.
--- Every table lives in the provider's own schema (__SCHEMA__ is replaced by the
--- validated, quoted schema name before this file runs). Migrations change schema
--- only and are never edited once released: add a new numbered file instead.
+-- steadfast-pg schema, version 1: the baseline (the unreleased migrations 0001-0009 folded
+-- into one). Every table lives in the provider's own schema (__SCHEMA__ is replaced by the
+-- validated, quoted schema name before this file runs). Migrations change schema only and
+-- are never edited once they have landed: add a new numbered file instead. Server-side
+-- functions, and the triggers that call them, live in functions/ (one per file) and are
+-- installed after the migrations whenever their text changes (migrate.rs).
 
 CREATE TABLE __SCHEMA__.instances (
     instance_id            text        PRIMARY KEY,
@@ -40,23 +42,47 @@ CREATE TABLE __SCHEMA__.history (
     PRIMARY KEY (instance_id, execution_id, event_id)
 );
 
--- One row per instance that has ever had a queued message. The row exists before
--- any claim (it is created on enqueue), so a claim only ever takes a row lock with
--- SKIP LOCKED and never waits on another transaction. A lease is live while
--- lock_token is set and locked_until is in the future by the database clock.
--- A lease that ran out without ack or abandon keeps its token: the instance is
+-- One row per incarnation of an instance id: created by the first enqueue to the id,
+-- removed when the instance is deleted (or its orphaned messages are dead-lettered), so a
+-- re-created instance gets a new row. The row exists before any claim, so a claim only
+-- ever takes a row lock with SKIP LOCKED and never waits on another transaction. A lease
+-- is live while lock_token is set and locked_until is in the future by the database
+-- clock. A lease that ran out without ack or abandon keeps its token: the instance is
 -- eligible again only after locked_until + backoff(attempt_count, backoff_jitter).
+--   runnable_from: when the instance's queued messages may first be claimed:
+--     '-infinity' once it has been started (it has an instance row or history), the
+--     visibility time of its earliest queued start while it has not, NULL while nothing
+--     has started it.
+--   generation: never reused (an identity column's sequence), so lock tokens, which
+--     carry it (claim_orchestration), tell incarnations of one id apart and a disposition
+--     from an older one is refused.
+--   ready_at: when the instance's earliest ready (not waiting) orchestrator message
+--     becomes visible, or earlier; NULL while it has none. Lowered by every enqueue
+--     (enqueue_orchestrator) and by the orphan sweep, set to the truth by settle_ready_at
+--     when no enqueue is in flight (functions/settle_ready_at.sql has the rule that makes
+--     this safe). The claim scans ready instances, not messages, so no number of messages
+--     queued for one instance costs a claim of another anything.
 CREATE TABLE __SCHEMA__.instance_leases (
     instance_id     text        PRIMARY KEY,
     lock_token      text,
     locked_until    timestamptz,
     locked_at       timestamptz,
     attempt_count   integer     NOT NULL DEFAULT 0,
-    backoff_jitter  real        NOT NULL DEFAULT 0
+    backoff_jitter  real        NOT NULL DEFAULT 0,
+    runnable_from   timestamptz,
+    generation      bigint      NOT NULL GENERATED ALWAYS AS IDENTITY,
+    ready_at        timestamptz
 );
 CREATE UNIQUE INDEX instance_leases_token_idx ON __SCHEMA__.instance_leases (lock_token)
     WHERE lock_token IS NOT NULL;
+CREATE INDEX instance_leases_ready_idx ON __SCHEMA__.instance_leases (ready_at)
+    WHERE ready_at IS NOT NULL;
 
+-- waiting: the message became visible before its instance was runnable (enqueued to an
+-- instance nothing has started, or ahead of a delayed start). Waiting messages are not
+-- claim candidates, so no number of them costs a claim anything; the claim of their
+-- instance's start takes them along. Those whose instance nothing starts within
+-- claim.orphan_timeout are dead-lettered as 'orphaned' (functions/sweep_orphans.sql).
 CREATE TABLE __SCHEMA__.orchestrator_queue (
     id             bigserial   PRIMARY KEY,
     instance_id    text        NOT NULL,
@@ -64,12 +90,28 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
     visible_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
     lock_token     text,
     attempt_count  integer     NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),
-    created_at     timestamptz NOT NULL DEFAULT clock_timestamp()
+    created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    waiting        boolean     NOT NULL DEFAULT false
 );
-CREATE INDEX orchestrator_queue_ready_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
-CREATE INDEX orchestrator_queue_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
+-- One instance's messages in visibility order: its batch, and its earliest ready message.
+CREATE INDEX orchestrator_queue_instance_idx
+    ON __SCHEMA__.orchestrator_queue (instance_id, visible_at, id);
 CREATE INDEX orchestrator_queue_token_idx ON __SCHEMA__.orchestrator_queue (lock_token)
     WHERE lock_token IS NOT NULL;
+-- The orphan sweep walks waiting messages.
+CREATE INDEX orchestrator_queue_waiting_idx ON __SCHEMA__.orchestrator_queue (visible_at, id)
+    WHERE waiting;
+
+-- A ready message whose enqueue could not lower its instance's ready_at without waiting
+-- for a lock (or found no lease row): the claim scans these as well, settle_ready_at
+-- removes them once ready_at covers their messages. Normally empty or nearly so.
+CREATE TABLE __SCHEMA__.ready_hints (
+    id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    instance_id text        NOT NULL,
+    visible_at  timestamptz NOT NULL
+);
+CREATE INDEX ready_hints_instance_idx ON __SCHEMA__.ready_hints (instance_id);
+CREATE INDEX ready_hints_visible_idx ON __SCHEMA__.ready_hints (visible_at);
 
 CREATE TABLE __SCHEMA__.worker_queue (
     id              bigserial   PRIMARY KEY,
@@ -84,7 +126,9 @@ CREATE TABLE __SCHEMA__.worker_queue (
     activity_id     bigint,
     session_id      text,
     tag             text,
-    created_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- When the lease began, so that renewals stop at claim.max_activity_duration.
+    locked_at       timestamptz
 );
 CREATE INDEX worker_queue_ready_idx ON __SCHEMA__.worker_queue (visible_at, id);
 CREATE UNIQUE INDEX worker_queue_token_idx ON __SCHEMA__.worker_queue (lock_token)
@@ -137,15 +181,9 @@ CREATE TABLE __SCHEMA__.dead_letters (
 );
 CREATE INDEX dead_letters_instance_idx ON __SCHEMA__.dead_letters (instance_id, id);
 
--- Wake long-polling dispatchers: one notification per inserting statement,
--- on a channel derived from the schema (channel names are limited to 63 bytes).
-CREATE FUNCTION __SCHEMA__.notify_enqueued() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('steadfast_' || left(md5(TG_TABLE_SCHEMA), 16), TG_ARGV[0]);
-    RETURN NULL;
-END;
-$$;
-CREATE TRIGGER orchestrator_queue_notify AFTER INSERT ON __SCHEMA__.orchestrator_queue
-    FOR EACH STATEMENT EXECUTE FUNCTION __SCHEMA__.notify_enqueued('o');
-CREATE TRIGGER worker_queue_notify AFTER INSERT ON __SCHEMA__.worker_queue
-    FOR EACH STATEMENT EXECUTE FUNCTION __SCHEMA__.notify_enqueued('w');
+-- Which version of each server-side function file is installed (see migrate.rs).
+CREATE TABLE __SCHEMA__.schema_functions (
+    name        text        PRIMARY KEY,
+    checksum    text        NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);

@@ -1,0 +1,26 @@
+-- An ordinary activity ack: only a live lease completes its item. Deletes the item,
+-- refreshes its session and enqueues the completion (instance and work item, both NULL
+-- for none). Returns false when the lease is not live or the item is gone.
+CREATE OR REPLACE FUNCTION __SCHEMA__.ack_activity(
+    p_token text, p_completion_instance text, p_completion text
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_session text;
+BEGIN
+    DELETE FROM __SCHEMA__.worker_queue AS w
+    WHERE w.lock_token = p_token AND w.locked_until > clock_timestamp()
+    RETURNING w.session_id INTO v_session;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF v_session IS NOT NULL THEN
+        PERFORM __SCHEMA__.touch_session(v_session);
+    END IF;
+    IF p_completion IS NOT NULL THEN
+        PERFORM __SCHEMA__.enqueue_orchestrator(ARRAY[p_completion_instance],
+                                                ARRAY[p_completion], ARRAY[NULL::float8],
+                                                ARRAY[NULL::float8]);
+    END IF;
+    RETURN true;
+END;
+$$;

@@ -1,0 +1,11 @@
+-- Enqueue activity work items. Per item: work item, instance, execution, activity id,
+-- session, tag.
+CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_worker(
+    p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[],
+    p_sessions text[], p_tags text[]
+) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO __SCHEMA__.worker_queue
+        (work_item, instance_id, execution_id, activity_id, session_id, tag)
+    SELECT *
+    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags)
+$$;
