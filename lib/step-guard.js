@@ -2,8 +2,8 @@
 
 // Runs one synchronous step of orchestration code under a deadline. vm's watchdog is the one
 // thing that can interrupt JS that never yields (an endless loop) on the thread running it.
-// It costs about 70 µs a step, so only the steps of a retried turn pay it: see
-// src/retried_turns.rs.
+// It costs 65-90 µs a step (bench/node/step-deadline-cost.mjs), so only the steps of a
+// retried turn pay it: see src/retried_turns.rs.
 
 const vm = require('node:vm')
 const { performance } = require('node:perf_hooks')

@@ -5,7 +5,7 @@
 //! loop of the process that runs it; the event-loop watch then gives that process's work up,
 //! and the next process to claim the instance would stall the same way, until every process
 //! of the fleet hangs. So the JS driver runs the steps of a retried turn under a deadline
-//! (`vm` timeouts, about 70 µs a step, which first attempts do not pay): such an instance
+//! (`vm` timeouts, 65-90 µs a step, which first attempts do not pay): such an instance
 //! hangs at most the one process that ran its first attempt.
 
 use std::collections::HashMap;
