@@ -30,6 +30,10 @@ async function main(): Promise<void> {
   rt.registerActivity('Add', async (ctx, input: { a: number; b: number }) => {
     ctx.traceInfo(`adding for ${ctx.instanceId}`)
     if (ctx.isCancelled()) throw new Error('cancelled')
+    const signal: AbortSignal = ctx.signal
+    signal.throwIfAborted()
+    // @ts-expect-error the signal is read-only
+    ctx.signal = new AbortController().signal
     use(await ctx.getClient().getStatus(ctx.instanceId))
     return input.a + input.b
   })

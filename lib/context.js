@@ -400,9 +400,15 @@ class ActivityContext {
   #id
   #tag
 
-  constructor(nativeRuntime, info) {
+  constructor(nativeRuntime, info, signal) {
     this.#native = nativeRuntime
     this.#id = info.id
+    /**
+     * Aborts when duroxide cancels the activity (its orchestration no longer needs it, or its
+     * lease was lost), with an `AbortError` whose code is `ERR_STEADFAST_ACTIVITY_CANCELLED`.
+     * @readonly
+     */
+    this.signal = signal
     /** @readonly */ this.instanceId = info.instanceId
     /** @readonly */ this.executionId = info.executionId
     /** @readonly */ this.orchestrationName = info.orchestrationName

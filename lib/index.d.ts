@@ -627,6 +627,15 @@ export class ActivityContext {
   readonly activityName: string
   readonly workerId: string
   readonly sessionId: string | null
+  /**
+   * Aborts when duroxide cancels the activity: the orchestration no longer needs the result
+   * (it finished, or the activity lost a race), or the activity's lease was lost (a refused
+   * renewal, a stalled event loop). `signal.reason` is an `AbortError` with code
+   * `ERR_STEADFAST_ACTIVITY_CANCELLED`. Pass it to `fetch`, timers and streams so they stop;
+   * the activity still has `activityCancellationGracePeriodMs` to return. Detected at the
+   * next worker-lock renewal, like `isCancelled()`.
+   */
+  readonly signal: AbortSignal
   /** The activity's worker tag (`withTag` / `{ tag }`), or null. */
   tag(): string | null
   /** Log through duroxide's tracing (target `duroxide::activity`). Ignored after the activity returned. */

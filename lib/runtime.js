@@ -34,6 +34,14 @@ function failureText(err) {
   return sanitizeMessage(describe(err))
 }
 
+/** Why an activity's `ctx.signal` aborted. */
+function activityCancelled() {
+  const err = new Error('the activity was cancelled: its orchestration no longer needs it, or its lease was lost')
+  err.name = 'AbortError'
+  err.code = 'ERR_STEADFAST_ACTIVITY_CANCELLED'
+  return err
+}
+
 /** A string holding JSON becomes its value; anything else is kept. */
 function decodeAgain(value) {
   if (typeof value !== 'string') return value
@@ -67,6 +75,8 @@ class Runtime extends EventEmitter {
   #activities = new Set()
   /** turn id -> generator, for the turns in flight. */
   #turns = new Map()
+  /** activity call id -> the controller of its `ctx.signal`, for the calls in flight. */
+  #activityCalls = new Map()
   /** turn id -> the typed task it is waiting on (see decodeTyped). */
   #typedWaits = new Map()
   /** turn id -> the attempt of a retried claim, for turns whose steps run under a deadline. */
@@ -99,10 +109,18 @@ class Runtime extends EventEmitter {
     if (typeof fn !== 'function') throw typeError('ERR_INVALID_ARG_TYPE', `activity "${name}" must be a function`)
     if (this.#activities.has(name)) throw typeError('ERR_INVALID_ARG_VALUE', `activity "${name}" is already registered`)
     const nativeRuntime = this.#native
+    const calls = this.#activityCalls
     const run = async (request) => {
+      let req
       try {
-        const req = JSON.parse(request)
-        const ctx = new ActivityContext(nativeRuntime, req)
+        req = JSON.parse(request)
+        if (req.abort !== undefined) {
+          calls.get(req.abort)?.abort(activityCancelled())
+          return '{}'
+        }
+        const controller = new AbortController()
+        calls.set(req.id, controller)
+        const ctx = new ActivityContext(nativeRuntime, req, controller.signal)
         const result = await fn(ctx, decode(req.input))
         let text
         try {
@@ -113,6 +131,8 @@ class Runtime extends EventEmitter {
         return JSON.stringify({ ok: text })
       } catch (e) {
         return JSON.stringify({ err: sanitizeMessage(describe(e)) })
+      } finally {
+        if (req?.abort === undefined) calls.delete(req?.id)
       }
     }
     callSync(() => this.#native.registerActivity(name, run))

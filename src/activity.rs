@@ -2,7 +2,8 @@
 //! returns a Promise of an envelope (`{"ok": "<json>"}` or `{"err": "<message>"}`); the JS
 //! layer never lets the promise reject. The duroxide `ActivityContext` is kept in a
 //! per-runtime map under a per-call id so `ctx.isCancelled()`, `ctx.trace*()` and
-//! `ctx.getClient()` can reach it while the call runs.
+//! `ctx.getClient()` can reach it while the call runs. When duroxide cancels the activity,
+//! the same callback is called with `{"abort": <id>}`, which aborts `ctx.signal`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -11,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use duroxide::ActivityContext;
 use napi::Status;
 use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -80,6 +81,7 @@ pub(crate) async fn run(
         "input": input,
     })
     .to_string();
+    let cancellation = ctx.cancellation_token();
     calls
         .contexts
         .lock()
@@ -96,7 +98,19 @@ pub(crate) async fn run(
         // expires and it is redelivered elsewhere.
         Err(_) => return std::future::pending().await,
     };
-    let envelope = match promise.await {
+    // duroxide cancels the activity (its orchestration no longer needs it, or its lease was
+    // lost) and then waits out the grace period: tell JS at once (`ctx.signal` aborts), and
+    // keep waiting for its answer.
+    let mut promise = std::pin::pin!(promise);
+    let settled = tokio::select! {
+        settled = &mut promise => settled,
+        () = cancellation.cancelled() => {
+            let abort = json!({ "abort": id }).to_string();
+            let _ = callback.call(abort, ThreadsafeFunctionCallMode::NonBlocking);
+            promise.await
+        }
+    };
+    let envelope = match settled {
         Ok(text) => text,
         Err(e) => return Err(format!("activity failed: {}", e.reason)),
     };
