@@ -21,6 +21,32 @@ test('bad or duplicate versions throw at registration', async () => {
   assert.throws(() => rt.registerActivity('A', async () => 1), /already registered/)
 })
 
+test("duroxide-node's typed registration names register the same way", async () => {
+  const provider = await SqliteProvider.inMemory()
+  const rt = new Runtime(provider, FAST)
+  assert.equal(rt.registerActivityTyped('Double', async (_ctx, n) => ({ n: n * 2 })), rt)
+  assert.equal(rt.registerOrchestrationTyped('T', function* (ctx, n) {
+    return yield ctx.scheduleActivityTyped('Double', n)
+  }), rt)
+  assert.equal(rt.registerOrchestrationVersionedTyped('T', '2.0.0', function* (ctx) {
+    return ctx.orchestrationVersion
+  }), rt)
+  assert.throws(() => rt.registerActivityTyped('Double', async () => 1), /already registered/)
+  assert.throws(() => rt.registerOrchestrationVersionedTyped('T', '2.0', function* () {}), /semantic version/)
+  await rt.start()
+  try {
+    const client = new Client(provider)
+    const v1 = uid('t')
+    const v2 = uid('t')
+    await client.startOrchestrationVersioned(v1, 'T', 21, '1.0.0')
+    await client.startOrchestration(v2, 'T')
+    assert.deepEqual(await client.waitForOrchestrationTyped(v1, 10_000), { n: 42 })
+    assert.equal(await client.waitForOrchestrationTyped(v2, 10_000), '2.0.0')
+  } finally {
+    await rt.shutdown()
+  }
+})
+
 test('versions may be registered in any order (sorted before duroxide sees them)', async () => {
   const provider = await SqliteProvider.inMemory()
   const rt = new Runtime(provider, FAST)

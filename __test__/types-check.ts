@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const provider = Math.random() > 0.5 ? await SqliteProvider.inMemory() : await PostgresProvider.connectWithOptions({ url: 'postgres://u@h/db', schema: 'app', polling: 'sessionFree' })
   const options: RuntimeOptions = { maxAttempts: 3, workerTagFilter: { tags: ['gpu'] }, fetchFanout: 4, orphanTimeoutMs: 60_000, logFormat: 'json' }
   const rt = new Runtime(provider, options)
+  rt.registerActivityTyped('Mul', async (_ctx, input: { a: number; b: number }) => input.a * input.b)
   rt.registerActivity('Add', async (ctx, input: { a: number; b: number }) => {
     ctx.traceInfo(`adding for ${ctx.instanceId}`)
     if (ctx.isCancelled()) throw new Error('cancelled')

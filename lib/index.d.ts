@@ -906,6 +906,12 @@ export class Runtime extends EventEmitter {
    * throw here.
    */
   registerOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): this
+  /** duroxide-node's name for {@link Runtime.registerActivity} (results are JSON-encoded either way). */
+  registerActivityTyped<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): this
+  /** duroxide-node's name for {@link Runtime.registerOrchestration}. */
+  registerOrchestrationTyped<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): this
+  /** duroxide-node's name for {@link Runtime.registerOrchestrationVersioned}. */
+  registerOrchestrationVersionedTyped<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): this
   /**
    * Start the dispatchers; resolves once they run. Rejects (never panics) with a
    * `SteadfastError`: `ERR_STEADFAST_INVALID_STATE` when already started or shut down,

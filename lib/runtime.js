@@ -140,8 +140,23 @@ class Runtime extends EventEmitter {
     return this
   }
 
+  /** duroxide-node's name for registerActivity (results are JSON-encoded either way). */
+  registerActivityTyped(name, fn) {
+    return this.registerActivity(name, fn)
+  }
+
   registerOrchestration(name, fn) {
     return this.#registerOrchestration(name, DEFAULT_VERSION, fn)
+  }
+
+  /** duroxide-node's name for registerOrchestration. */
+  registerOrchestrationTyped(name, fn) {
+    return this.registerOrchestration(name, fn)
+  }
+
+  /** duroxide-node's name for registerOrchestrationVersioned. */
+  registerOrchestrationVersionedTyped(name, version, fn) {
+    return this.registerOrchestrationVersioned(name, version, fn)
   }
 
   registerOrchestrationVersioned(name, version, fn) {
