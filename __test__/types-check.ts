@@ -85,6 +85,15 @@ async function main(): Promise<void> {
   rt.on('eventLoopStalled', (d) => use(d.stalledMs, d.renewalsRefused, d.fetchesRefused, d.acksRefused, d.thresholdMs))
   // @ts-expect-error a stall report is not about one instance
   rt.on('eventLoopStalled', (d) => use(d.instanceId))
+  rt.once('poisoned', (d) => use(d.attemptCount))
+  rt.addListener('claimExhausted', (d) => use(d.reason))
+  rt.prependListener('diagnostic', (d) => use(d.kind))
+  rt.removeAllListeners('poisoned')
+  use(rt.listenerCount('eventLoopStalled'))
+  // @ts-expect-error not an event a Runtime emits
+  rt.on('poisonned', () => {})
+  // @ts-expect-error a poisoned diagnostic has no stalledMs
+  rt.once('poisoned', (d) => use(d.stalledMs))
   rt.on('diagnostic', (d: Diagnostic) => {
     if (d.kind === 'poisonLost') use(d.reason)
     if (d.kind === 'eventLoopStalled') use(d.stalledMs)

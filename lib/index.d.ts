@@ -893,7 +893,13 @@ export type DiagnosticKind = Diagnostic['kind']
  * Register everything, then `start()`. A started runtime keeps the process alive until
  * `shutdown()`.
  */
-export class Runtime extends EventEmitter {
+/**
+ * The events a {@link Runtime} emits, as `EventEmitter<RuntimeEvents>` types them: every
+ * diagnostic under its `kind` and again as `diagnostic`.
+ */
+export type RuntimeEvents = { diagnostic: [Diagnostic] } & { [K in DiagnosticKind]: [Extract<Diagnostic, { kind: K }>] }
+
+export class Runtime extends EventEmitter<RuntimeEvents> {
   /** @param options see {@link RuntimeOptions}; validated here (throws TypeError / RangeError). */
   constructor(provider: Provider, options?: RuntimeOptions)
   /** Register an activity. Its return value is `JSON.stringify`'d; a throw fails the activity with the error's message. */
@@ -923,12 +929,6 @@ export class Runtime extends EventEmitter {
   /** Counters since start, or `null` when not running. */
   metricsSnapshot(): MetricsSnapshot | null
 
-  on(event: 'diagnostic', listener: (d: Diagnostic) => void): this
-  on<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
-  once(event: 'diagnostic', listener: (d: Diagnostic) => void): this
-  once<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
-  off(event: 'diagnostic', listener: (d: Diagnostic) => void): this
-  off<K extends DiagnosticKind>(event: K, listener: (d: Extract<Diagnostic, { kind: K }>) => void): this
 }
 
 // ---------------------------------------------------------------------------------------
