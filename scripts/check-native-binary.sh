@@ -31,7 +31,7 @@ for lib in "${needed[@]}"; do
 	[[ $lib == libssl.* || $lib == libcrypto.* ]] && fail "links $lib dynamically (OpenSSL must be linked statically)"
 done
 
-highest=$(readelf -V --wide "$file" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
+highest=$(readelf -V --wide "$file" | { grep -o 'GLIBC_[0-9][0-9.]*' || true; } | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
 case "$target" in
 *-linux-gnu)
 	[[ -n $highest ]] || fail "no GLIBC symbol versions: is this a glibc build?"
