@@ -15,7 +15,8 @@ export declare class NativeClient {
   startOrchestration(instanceId: string, name: string, input: string): Promise<void>
   startOrchestrationVersioned(instanceId: string, name: string, version: string, input: string): Promise<void>
   getStatus(instanceId: string): Promise<NativeStatus>
-  waitForOrchestration(instanceId: string, timeoutMs: number): Promise<NativeStatus>
+  /** `wait_id`: a wait begun with `beginWait`, so that an `AbortSignal` can end it. */
+  waitForOrchestration(instanceId: string, timeoutMs: number, waitId?: number | undefined | null): Promise<NativeStatus>
   raiseEvent(instanceId: string, eventName: string, data: string): Promise<void>
   /** Send `data` to queue `queue_name` of an instance (read with `ctx.dequeueEvent`). */
   enqueueEvent(instanceId: string, queueName: string, data: string): Promise<void>
@@ -44,10 +45,10 @@ export declare class NativeClient {
    * Wait until the custom-status version exceeds `lastSeenVersion` or the instance is
    * terminal; rejects with a timeout error after `timeoutMs`.
    */
-  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs: number, timeoutMs: number): Promise<NativeStatus>
+  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs: number, timeoutMs: number, waitId?: number | undefined | null): Promise<NativeStatus>
   getValue(instanceId: string, key: string): Promise<string | null>
   /** The value once the key exists, or null when `timeoutMs` passes first. */
-  waitForValue(instanceId: string, key: string, timeoutMs: number): Promise<string | null>
+  waitForValue(instanceId: string, key: string, timeoutMs: number, waitId?: number | undefined | null): Promise<string | null>
   getKvAllValues(instanceId: string): Promise<Record<string, string>>
   getSystemMetrics(): Promise<NativeSystemMetrics>
   getQueueDepths(): Promise<NativeQueueDepths>
@@ -127,8 +128,17 @@ export declare class NativeRuntime {
   activityClient(id: number): NativeClient
 }
 
+/** Abort wait `id`: it rejects with `ERR_STEADFAST_ABORTED`. Unknown ids are ignored. */
+export declare function abortWait(id: number): void
+
+/** Register wait `id` (before the wait call that carries it). */
+export declare function beginWait(id: number): void
+
 /** Connect to PostgreSQL through steadfast-pg (migrations applied unless disabled). */
 export declare function connectPostgres(options: PostgresConnectOptions): Promise<NativeProvider>
+
+/** Forget wait `id` (after the wait call settled, whichever way). */
+export declare function endWait(id: number): void
 
 /** Install a process-wide subscriber appending to `logFile` (once, before the first start). */
 export declare function initTracing(options: NativeTracingOptions): void

@@ -103,6 +103,10 @@ async function main(): Promise<void> {
   await client.startOrchestration('i1', 'Sum', { a: 1, b: 2 })
   await client.enqueueEvent('i1', 'inbox', { seq: 1 })
   const status = await client.waitForOrchestration('i1', 5000)
+  use(await client.waitForOrchestration('i1', 5000, { signal: AbortSignal.timeout(100) }))
+  use(await client.waitForValue('i1', 'k', 5000, { signal: new AbortController().signal }))
+  // @ts-expect-error a wait's options hold a signal, not a timeout
+  use(await client.waitForOrchestration('i1', 5000, { timeoutMs: 5 }))
   use(status.output, status.customStatusVersion, rt.metricsSnapshot()?.orchStarts)
   const letters: DeadLetter[] = await client.listDeadLetters({ instanceId: 'i1', afterId: 0, limit: 50 })
   for (const d of letters) {

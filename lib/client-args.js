@@ -137,6 +137,16 @@ function instanceFilter(arg, value) {
   return out
 }
 
+/** `{ signal? }` of a wait: the AbortSignal, or undefined. */
+function waitOptions(arg, value) {
+  if (value === undefined) return undefined
+  const signal = fields(arg, value, ['signal'])('signal')
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw typeError('ERR_INVALID_ARG_TYPE', `${arg}.signal must be an AbortSignal (got ${describeValue(signal)})`)
+  }
+  return signal
+}
+
 /** `{ keepLast?, completedBefore? }` → the native prune options. */
 function pruneOptions(arg, value) {
   const get = fields(arg, value, ['keepLast', 'completedBefore'])
@@ -170,4 +180,5 @@ module.exports = {
   fields,
   instanceFilter,
   pruneOptions,
+  waitOptions,
 }

@@ -4,6 +4,7 @@ const native = require('./native')
 const { callAsync, SteadfastError } = require('./errors')
 const { decode } = require('./json')
 const args = require('./client-args')
+const { abortable } = require('./abortable')
 const {
   requireSemver,
   requireId,
@@ -86,19 +87,23 @@ class Client {
     return status(await callAsync(() => this.#native.getStatus(instanceId)))
   }
 
-  async waitForOrchestration(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  async waitForOrchestration(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS, options) {
     args.instanceId('instanceId', instanceId)
     args.timeoutMs('timeoutMs', timeoutMs)
-    return status(await callAsync(() => this.#native.waitForOrchestration(instanceId, timeoutMs)))
+    const signal = args.waitOptions('options', options)
+    return status(await abortable(signal, (waitId) => callAsync(() => this.#native.waitForOrchestration(instanceId, timeoutMs, waitId))))
   }
 
-  async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = DEFAULT_TIMEOUT_MS, options) {
     args.instanceId('instanceId', instanceId)
     args.safeCount('lastSeenVersion', lastSeenVersion)
     args.intervalMs('pollIntervalMs', pollIntervalMs)
     args.timeoutMs('timeoutMs', timeoutMs)
+    const signal = args.waitOptions('options', options)
     return status(
-      await callAsync(() => this.#native.waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs, timeoutMs)),
+      await abortable(signal, (waitId) =>
+        callAsync(() => this.#native.waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs, timeoutMs, waitId)),
+      ),
     )
   }
 
@@ -141,8 +146,8 @@ class Client {
   }
 
   /** The parsed output; a failed instance rejects with ERR_STEADFAST_ORCHESTRATION_FAILED. */
-  async waitForOrchestrationTyped(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS) {
-    const s = await this.waitForOrchestration(instanceId, timeoutMs)
+  async waitForOrchestrationTyped(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS, options) {
+    const s = await this.waitForOrchestration(instanceId, timeoutMs, options)
     if (s.status === 'Failed') {
       const e = new SteadfastError('ERR_STEADFAST_ORCHESTRATION_FAILED', s.error || 'Orchestration failed')
       e.errorCategory = s.errorCategory
@@ -159,11 +164,12 @@ class Client {
     return callAsync(() => this.#native.getValue(instanceId, key))
   }
 
-  async waitForValue(instanceId, key, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  async waitForValue(instanceId, key, timeoutMs = DEFAULT_TIMEOUT_MS, options) {
     args.instanceId('instanceId', instanceId)
     args.name('key', key)
     args.timeoutMs('timeoutMs', timeoutMs)
-    const value = await callAsync(() => this.#native.waitForValue(instanceId, key, timeoutMs))
+    const signal = args.waitOptions('options', options)
+    const value = await abortable(signal, (waitId) => callAsync(() => this.#native.waitForValue(instanceId, key, timeoutMs, waitId)))
     if (value == null) {
       throw new SteadfastError('ERR_STEADFAST_TIMEOUT', `Timed out waiting for value '${key}' on instance '${instanceId}'`)
     }

@@ -295,6 +295,12 @@ export interface PruneResult {
   eventsDeleted: number
 }
 
+/** Options of a {@link Client} wait. Unknown keys are rejected (`TypeError`). */
+export interface WaitOptions {
+  /** Ends the wait early: it rejects with `signal.reason` (an already aborted signal, at once). */
+  signal?: AbortSignal
+}
+
 /**
  * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d,
  * strictly: at most 16 MiB and 100 levels deep, no BigInt, function, symbol, NaN, ±Infinity,
@@ -320,16 +326,17 @@ export class Client {
   getStatus(instanceId: string): Promise<OrchestrationStatus>
   /**
    * Wait until the instance completes or fails; `output` is parsed from JSON.
-   * Rejects with `code: 'ERR_STEADFAST_TIMEOUT'` after `timeoutMs` (default 30000).
+   * Rejects with `code: 'ERR_STEADFAST_TIMEOUT'` after `timeoutMs` (default 30000), and with
+   * `options.signal.reason` once that signal aborts (the wait then stops, natively too).
    */
-  waitForOrchestration(instanceId: string, timeoutMs?: number): Promise<OrchestrationStatus>
+  waitForOrchestration(instanceId: string, timeoutMs?: number, options?: WaitOptions): Promise<OrchestrationStatus>
   /**
    * Wait until the custom-status version exceeds `lastSeenVersion` (pass the last
    * `customStatusVersion` seen, 0 for any) or the instance is terminal, checking every
    * `pollIntervalMs` (default 500, at least 1). Rejects with `ERR_STEADFAST_TIMEOUT` after
-   * `timeoutMs` (default 30000).
+   * `timeoutMs` (default 30000), and with `options.signal.reason` once that signal aborts.
    */
-  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs?: number, timeoutMs?: number): Promise<OrchestrationStatus>
+  waitForStatusChange(instanceId: string, lastSeenVersion: number, pollIntervalMs?: number, timeoutMs?: number, options?: WaitOptions): Promise<OrchestrationStatus>
   /**
    * Deliver external event `eventName` to a waiting `ctx.waitForEvent(eventName)`. An event
    * raised before the orchestration started waiting for it is dropped (duroxide's positional
@@ -356,16 +363,18 @@ export class Client {
   /**
    * Wait for the instance and return its parsed output. A failed instance rejects with a
    * `SteadfastError` of code `ERR_STEADFAST_ORCHESTRATION_FAILED` (message = the failure,
-   * `errorCategory` set); a timeout with `ERR_STEADFAST_TIMEOUT`. Default timeout 30000 ms.
+   * `errorCategory` set); a timeout with `ERR_STEADFAST_TIMEOUT`; an abort of
+   * `options.signal` with its reason. Default timeout 30000 ms.
    */
-  waitForOrchestrationTyped<T = any>(instanceId: string, timeoutMs?: number): Promise<T>
+  waitForOrchestrationTyped<T = any>(instanceId: string, timeoutMs?: number, options?: WaitOptions): Promise<T>
   /** One value of the instance's key-value store (`ctx.setValue`), or `null`. Values are returned as stored (text). */
   getValue(instanceId: string, key: string): Promise<string | null>
   /**
    * Wait until `key` has a value and return it. Rejects with `ERR_STEADFAST_TIMEOUT`
-   * (`Timed out waiting for value '<key>' on instance '<id>'`) after `timeoutMs` (default 30000).
+   * (`Timed out waiting for value '<key>' on instance '<id>'`) after `timeoutMs` (default 30000),
+   * and with `options.signal.reason` once that signal aborts.
    */
-  waitForValue(instanceId: string, key: string, timeoutMs?: number): Promise<string>
+  waitForValue(instanceId: string, key: string, timeoutMs?: number, options?: WaitOptions): Promise<string>
   /** The instance's whole key-value store (`{}` when empty or unknown). */
   getKvAllValues(instanceId: string): Promise<Record<string, string>>
   /** Store-wide instance, execution and event counts. */

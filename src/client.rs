@@ -10,6 +10,7 @@ use napi_derive::napi;
 use steadfast_pg::{DeadLetter, DeadLetterFilter, PostgresProvider};
 
 use crate::client_manage::delete_result_to_js;
+use crate::client_waits::abortable;
 use crate::errors::{Code, JsError, client_error, error, guard, provider_error};
 use crate::providers::NativeProvider;
 
@@ -230,22 +231,24 @@ impl NativeClient {
     }
 
     #[napi]
+    /// `wait_id`: a wait begun with `beginWait`, so that an `AbortSignal` can end it.
     pub async fn wait_for_orchestration(
         &self,
         instance_id: String,
         timeout_ms: u32,
+        wait_id: Option<u32>,
     ) -> napi::Result<NativeStatus> {
         let c = self.inner.clone();
         let pg = self.pg.clone();
         let timeout = Duration::from_millis(timeout_ms.into());
-        guard(async move {
+        guard(abortable(wait_id, async move {
             // On PostgreSQL woken by the execution-end notification instead of polling.
             let status = match pg {
                 Some(pg) => pg.wait_for_orchestration(&c, &instance_id, timeout).await,
                 None => c.wait_for_orchestration(&instance_id, timeout).await,
             };
             status.map(status_to_js).map_err(client_error)
-        })
+        }))
         .await
     }
 

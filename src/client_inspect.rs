@@ -9,6 +9,7 @@ use duroxide::ClientError;
 use napi_derive::napi;
 
 use crate::client::{MAX_SAFE_INTEGER, NativeClient, NativeStatus, check_range, status_to_js};
+use crate::client_waits::abortable;
 use crate::errors::{client_error, guard};
 use crate::history::{NativeEvent, event_to_js};
 
@@ -73,9 +74,10 @@ impl NativeClient {
         last_seen_version: i64,
         poll_interval_ms: u32,
         timeout_ms: u32,
+        wait_id: Option<u32>,
     ) -> napi::Result<NativeStatus> {
         let c = self.inner.clone();
-        guard(async move {
+        guard(abortable(wait_id, async move {
             check_range("lastSeenVersion", last_seen_version, 0, MAX_SAFE_INTEGER)?;
             check_range(
                 "pollIntervalMs",
@@ -92,7 +94,7 @@ impl NativeClient {
             .await
             .map(status_to_js)
             .map_err(client_error)
-        })
+        }))
         .await
     }
 
@@ -118,16 +120,17 @@ impl NativeClient {
         instance_id: String,
         key: String,
         timeout_ms: u32,
+        wait_id: Option<u32>,
     ) -> napi::Result<Option<String>> {
         let c = self.inner.clone();
-        guard(async move {
+        guard(abortable(wait_id, async move {
             let wait = Duration::from_millis(timeout_ms.into());
             match c.wait_for_kv_value(&instance_id, &key, wait).await {
                 Ok(v) => Ok(Some(v)),
                 Err(ClientError::Timeout) => Ok(None),
                 Err(e) => Err(client_error(e)),
             }
-        })
+        }))
         .await
     }
 

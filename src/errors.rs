@@ -29,6 +29,8 @@ pub enum Code {
     Provider,
     /// A wait ran out of time.
     Timeout,
+    /// A wait was aborted (its `AbortSignal` fired).
+    Aborted,
     /// The instance does not exist.
     NotFound,
     /// The instance is still running (delete without force).
@@ -49,6 +51,7 @@ impl AsRef<str> for Code {
             Code::ProviderOpen => "ERR_STEADFAST_PROVIDER_OPEN",
             Code::Provider => "ERR_STEADFAST_PROVIDER",
             Code::Timeout => "ERR_STEADFAST_TIMEOUT",
+            Code::Aborted => "ERR_STEADFAST_ABORTED",
             Code::NotFound => "ERR_STEADFAST_NOT_FOUND",
             Code::InstanceRunning => "ERR_STEADFAST_INSTANCE_RUNNING",
             Code::Unsupported => "ERR_STEADFAST_UNSUPPORTED",
