@@ -8,6 +8,12 @@ const { checkKvValue, checkKvKeyCount, checkCustomStatus, checkTag, checkRootIns
 
 const DESCRIPTOR = Symbol('steadfast.task.descriptor')
 const MAX_DELAY_MS = 0xffff_ffff
+/**
+ * Longest durable timer: 100 years. duroxide takes any u64 of ms; the cap keeps the fire time
+ * (now + delay) a safe JS integer and inside every store's time range (PostgreSQL
+ * timestamptz), so an absurd delay is a RangeError here and not a failed turn later.
+ */
+const MAX_TIMER_DELAY_MS = 100 * 365.25 * 24 * 3600 * 1000
 
 /**
  * A durable task. Created by an OrchestrationContext method and `yield`ed by the generator;
@@ -165,7 +171,7 @@ class OrchestrationContext {
   }
 
   scheduleTimer(delayMs) {
-    requireNonNegativeInt('delayMs', delayMs, MAX_DELAY_MS)
+    requireNonNegativeInt('delayMs', delayMs, MAX_TIMER_DELAY_MS)
     return new ScheduledTask({ type: 'timer', delayMs })
   }
 

@@ -525,7 +525,7 @@ export class OrchestrationContext {
   scheduleActivityWithRetry<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
   /** Retries on a session: every attempt runs on the session's worker. */
   scheduleActivityWithRetryOnSession<T = any>(name: string, input: unknown, retry: RetryPolicy, sessionId: string): ScheduledTask<T>
-  /** A durable timer; yields `null` after `delayMs` (integer ≥ 0). */
+  /** A durable timer; yields `null` after `delayMs` (integer 0 – 3155760000000: up to 100 years). */
   scheduleTimer(delayMs: number): ScheduledTask<null>
   /** Wait for external event `name` (see {@link Client.raiseEvent}); yields its data. */
   waitForEvent<T = any>(name: string): ScheduledTask<T>
