@@ -1,23 +1,16 @@
 // An activity's ctx.signal aborts when duroxide cancels the activity: here the activity
 // loses a race to a timer, its orchestration completes, and the activity, which waits on
 // nothing but its signal, sees the abort and its reason, on SQLite and PostgreSQL.
-import { describe, test, before, after } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { steadfast, FAST, uid, until, backends } from './helpers.mjs'
-
-const { Runtime, Client } = steadfast
+import { FAST, uid, until, backends, runtimeOn } from './helpers.mjs'
 
 for (const backend of backends('signal')) {
   describe(`activity cancellation on ${backend.name}`, { timeout: 120_000 }, () => {
-    let env
-    let rt
-    let client
     /** instance id -> what its activity saw of ctx.signal */
     const seen = new Map()
 
-    before(async () => {
-      env = await backend.open()
-      rt = new Runtime(env.provider, { ...FAST, workerLockTimeoutMs: 2000, workerLockRenewalBufferMs: 1000 })
+    const fx = runtimeOn(backend, { ...FAST, workerLockTimeoutMs: 2000, workerLockRenewalBufferMs: 1000 }, (rt) => {
       rt.registerActivity('UntilAborted', (ctx) => {
         seen.set(ctx.instanceId, { abortedAtStart: ctx.signal.aborted })
         return new Promise((resolve) => {
@@ -32,19 +25,12 @@ for (const backend of backends('signal')) {
         const winner = yield ctx.race(ctx.scheduleActivity('UntilAborted', null), ctx.scheduleTimer(50))
         return winner.index
       })
-      await rt.start()
-      client = new Client(env.provider)
-    })
-
-    after(async () => {
-      await rt?.shutdown(2000)
-      await env?.cleanup()
     })
 
     test('the losing activity sees its signal abort, with the reason', async () => {
       const id = uid('race')
-      await client.startOrchestration(id, 'LosesARace', null)
-      const st = await client.waitForOrchestration(id, 30_000)
+      await fx.client.startOrchestration(id, 'LosesARace', null)
+      const st = await fx.client.waitForOrchestration(id, 30_000)
       assert.equal(st.status, 'Completed', st.error)
       assert.equal(st.output, 1, 'the timer won')
       const saw = await until(() => seen.get(id)?.reason && seen.get(id), 30_000, 'the activity to see its signal abort')

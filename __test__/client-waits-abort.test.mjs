@@ -1,11 +1,9 @@
 // Client waits end on an AbortSignal: they reject with the signal's reason as soon as it
 // aborts (the native wait ends then, not at its timeout), at once for a signal already
 // aborted, and a signal that never aborts changes nothing; on SQLite and PostgreSQL.
-import { describe, test, before, after } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { steadfast, FAST, uid, until, backends } from './helpers.mjs'
-
-const { Runtime, Client } = steadfast
+import { FAST, uid, until, backends, runtimeOn } from './helpers.mjs'
 
 /** Longer than any test here may take: a wait that settles sooner was ended by its signal. */
 const LONG_MS = 600_000
@@ -25,34 +23,21 @@ async function abortAfter(afterMs, wait) {
 
 for (const backend of backends('waitabort')) {
   describe(`aborting client waits on ${backend.name}`, { timeout: 120_000 }, () => {
-    let env
-    let rt
-    let client
-
-    before(async () => {
-      env = await backend.open()
-      rt = new Runtime(env.provider, FAST)
+    const fx = runtimeOn(backend, FAST, (rt) => {
       rt.registerOrchestration('WaitsForGo', function* (ctx) {
         return yield ctx.waitForEvent('go')
       })
-      await rt.start()
-      client = new Client(env.provider)
-    })
-
-    after(async () => {
-      await rt?.shutdown(2000)
-      await env?.cleanup()
     })
 
     test('each wait rejects with the signal reason once it aborts', async () => {
       const id = uid('abort')
-      await client.startOrchestration(id, 'WaitsForGo', null)
-      await until(async () => (await client.getStatus(id)).status === 'Running', 15_000, 'the instance to run')
+      await fx.client.startOrchestration(id, 'WaitsForGo', null)
+      await until(async () => (await fx.client.getStatus(id)).status === 'Running', 15_000, 'the instance to run')
       const waits = {
-        waitForOrchestration: (signal) => client.waitForOrchestration(id, LONG_MS, { signal }),
-        waitForOrchestrationTyped: (signal) => client.waitForOrchestrationTyped(id, LONG_MS, { signal }),
-        waitForStatusChange: (signal) => client.waitForStatusChange(id, 1_000_000, 10, LONG_MS, { signal }),
-        waitForValue: (signal) => client.waitForValue(id, 'never', LONG_MS, { signal }),
+        waitForOrchestration: (signal) => fx.client.waitForOrchestration(id, LONG_MS, { signal }),
+        waitForOrchestrationTyped: (signal) => fx.client.waitForOrchestrationTyped(id, LONG_MS, { signal }),
+        waitForStatusChange: (signal) => fx.client.waitForStatusChange(id, 1_000_000, 10, LONG_MS, { signal }),
+        waitForValue: (signal) => fx.client.waitForValue(id, 'never', LONG_MS, { signal }),
       }
       for (const [name, wait] of Object.entries(waits)) {
         const out = await abortAfter(200, wait)
@@ -60,16 +45,16 @@ for (const backend of backends('waitabort')) {
         assert.equal(out.error, out.reason, `${name} rejects with the signal's reason`)
         assert.ok(out.ms < LONG_MS / 10, `${name} ended by the abort, not its timeout (${out.ms} ms)`)
       }
-      await client.raiseEvent(id, 'go', 'done')
-      assert.equal((await client.waitForOrchestration(id, 30_000, { signal: new AbortController().signal })).output, 'done')
+      await fx.client.raiseEvent(id, 'go', 'done')
+      assert.equal((await fx.client.waitForOrchestration(id, 30_000, { signal: new AbortController().signal })).output, 'done')
     })
 
     test('an aborted signal rejects at once; bad options are named', async () => {
       const reason = new Error('already gone')
-      await assert.rejects(client.waitForOrchestration(uid('none'), 1000, { signal: AbortSignal.abort(reason) }), (e) => e === reason)
-      await assert.rejects(client.waitForOrchestration('x', 1000, { signal: 1 }), /options\.signal must be an AbortSignal/)
-      await assert.rejects(client.waitForValue('x', 'k', 1000, { sigal: new AbortController().signal }), /options\.sigal is not a known option/)
-      await assert.rejects(client.waitForOrchestration('x', 1000, null), /options must be an object/)
+      await assert.rejects(fx.client.waitForOrchestration(uid('none'), 1000, { signal: AbortSignal.abort(reason) }), (e) => e === reason)
+      await assert.rejects(fx.client.waitForOrchestration('x', 1000, { signal: 1 }), /options\.signal must be an AbortSignal/)
+      await assert.rejects(fx.client.waitForValue('x', 'k', 1000, { sigal: new AbortController().signal }), /options\.sigal is not a known option/)
+      await assert.rejects(fx.client.waitForOrchestration('x', 1000, null), /options must be an object/)
     })
   })
 }

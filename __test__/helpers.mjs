@@ -1,4 +1,5 @@
 // Shared helpers for the node:test suites.
+import { after, before } from 'node:test'
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
@@ -79,6 +80,27 @@ export async function workerSchema(label) {
 /** A fixtures/hung-worker.mjs process on `schema` in `role` ('hung' or 'healthy'). */
 export function hungWorker(schema, role, releaseFile) {
   return spawnWorker('hung-worker.mjs', [DATABASE_URL, schema, role, releaseFile])
+}
+
+/**
+ * Inside a describe() block: a Runtime on `backend` (see backends()) with `options`, set up by
+ * `register(runtime)`, started before the block's tests and shut down after them. The
+ * returned object gets `runtime` and `client` once started.
+ */
+export function runtimeOn(backend, options, register) {
+  const fx = {}
+  before(async () => {
+    fx.env = await backend.open()
+    fx.runtime = new steadfast.Runtime(fx.env.provider, options)
+    register(fx.runtime)
+    await fx.runtime.start()
+    fx.client = new steadfast.Client(fx.env.provider)
+  })
+  after(async () => {
+    await fx.runtime?.shutdown(2000)
+    await fx.env?.cleanup()
+  })
+  return fx
 }
 
 /** Backends every workflow suite runs on. */
