@@ -911,7 +911,11 @@ export type RuntimeEvents = { diagnostic: [Diagnostic] } & { [K in DiagnosticKin
 export class Runtime extends EventEmitter<RuntimeEvents> {
   /** @param options see {@link RuntimeOptions}; validated here (throws TypeError / RangeError). */
   constructor(provider: Provider, options?: RuntimeOptions)
-  /** Register an activity. Its return value is `JSON.stringify`'d; a throw fails the activity with the error's message. */
+  /**
+   * Register an activity. Its return value is `JSON.stringify`'d. A throw fails the activity;
+   * an `Error` reaches the orchestration's `yield` with its class or name, message, `code`,
+   * stack and own enumerable fields.
+   */
   registerActivity<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): this
   /** Register a generator function as version `1.0.0` of `name`. */
   registerOrchestration<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): this

@@ -7,6 +7,7 @@ const { callAsync, callSync, describe, typeError } = require('./errors')
 const { decode, encode } = require('./json')
 const { sanitizeMessage } = require('./text')
 const { runWithDeadline, retriedStepDeadlineMs, StepDeadlineExceeded } = require('./step-guard')
+const { failureOf, errorOf, messageOf } = require('./failure')
 const { runtimeOptions, heartbeatIntervalMs, eventLoopStallMs, requireString, requireSemver, requireNonNegativeInt } = require('./options')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
@@ -77,8 +78,8 @@ class Runtime extends EventEmitter {
   #turns = new Map()
   /** activity call id -> the controller of its `ctx.signal`, for the calls in flight. */
   #activityCalls = new Map()
-  /** turn id -> the typed task it is waiting on (see decodeTyped). */
-  #typedWaits = new Map()
+  /** turn id -> the task it is waiting on (its result is post-processed: see #next). */
+  #waits = new Map()
   /** turn id -> the attempt of a retried claim, for turns whose steps run under a deadline. */
   #retried = new Map()
   /** How long a step of a retried turn may run; null when the event-loop watch is off. */
@@ -130,7 +131,7 @@ class Runtime extends EventEmitter {
         }
         return JSON.stringify({ ok: text })
       } catch (e) {
-        return JSON.stringify({ err: sanitizeMessage(describe(e)) })
+        return JSON.stringify({ err: failureOf(e) })
       } finally {
         if (req?.abort === undefined) calls.delete(req?.id)
       }
@@ -227,7 +228,6 @@ class Runtime extends EventEmitter {
           return JSON.stringify(this.#next(req))
         case 'dispose':
           this.#forget(req.turn)
-          this.#typedWaits.delete(req.turn)
           return '{}'
         default:
           return JSON.stringify({ status: 'failed', message: `internal: unknown driver op ${req.op}` })
@@ -257,13 +257,15 @@ class Runtime extends EventEmitter {
   #next(req) {
     const gen = this.#turns.get(req.turn)
     if (!gen) return { status: 'failed', message: `internal: unknown turn ${req.turn}` }
-    const typedTask = this.#typedWaits.get(req.turn)
-    this.#typedWaits.delete(req.turn)
+    const task = this.#waits.get(req.turn)
+    this.#waits.delete(req.turn)
     if (req.ok) {
-      const value = typedTask ? decodeTyped(typedTask, req.value) : req.value
+      // `all` results carry failures as text: the message, without the error's shape.
+      let value = task?.type === 'all' ? req.value.map((r) => ('err' in r ? { err: messageOf(r.err) } : r)) : req.value
+      if (task?.typed) value = decodeTyped(task, value)
       return this.#advance(req.turn, gen, () => gen.next(value))
     }
-    const err = new Error(req.error)
+    const err = errorOf(req.error)
     if (req.index !== undefined && req.index !== null) err.index = req.index
     return this.#advance(req.turn, gen, () => gen.throw(err))
   }
@@ -288,7 +290,7 @@ class Runtime extends EventEmitter {
       }
       if (r.value instanceof ScheduledTask) {
         const task = r.value[DESCRIPTOR]
-        if (task.typed) this.#typedWaits.set(turn, task)
+        this.#waits.set(turn, task)
         return { status: 'yielded', task }
       }
       // Deterministic: the same bad yield throws at the same point on every replay.
@@ -319,6 +321,7 @@ class Runtime extends EventEmitter {
   #forget(turn) {
     this.#turns.delete(turn)
     this.#retried.delete(turn)
+    this.#waits.delete(turn)
   }
 
   // ---- diagnostics ----
