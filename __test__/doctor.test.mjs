@@ -388,6 +388,31 @@ describe('steadfast schema', () => {
     }
   })
 
+  test('while doctor samples it holds no lock, so DDL never queues behind it (nor claims behind the DDL)', async () => {
+    const ddl = await connect()
+    try {
+      await ddl.query(`SET lock_timeout = '1s'`)
+      const run = doctor(['doctor', '--url', DATABASE_URL, '--schema', schema, '--sample-seconds', '4', '--json'], {
+        timeoutMs: 30_000,
+      })
+      const taken = []
+      for (let i = 0; i < 5; i++) {
+        await new Promise((res) => setTimeout(res, 500))
+        // What a migration takes; it would wait out the whole window behind one long transaction.
+        await ddl.query('BEGIN')
+        await ddl.query(`LOCK TABLE ${q}.orchestrator_queue, ${q}.instance_leases, ${q}.worker_queue IN ACCESS EXCLUSIVE MODE`)
+        await ddl.query('ROLLBACK')
+        taken.push(i)
+      }
+      const r = await run
+      assert.deepEqual(taken, [0, 1, 2, 3, 4], 'every exclusive lock was granted within 1 s while doctor sampled')
+      assert.notEqual(r.code, 2, r.stderr)
+    } finally {
+      await ddl.query('ROLLBACK').catch(() => {})
+      await ddl.end()
+    }
+  })
+
   test('an exclusive table lock makes doctor give up quickly with exit 2 instead of waiting', async () => {
     const holder = await connect()
     try {

@@ -1,8 +1,11 @@
 'use strict'
 
 // `steadfast doctor`: a read-only health report of a steadfast or duroxide-pg schema.
-// Everything runs in one READ ONLY transaction with short lock and statement timeouts, so
-// doctor can neither change nor block the system it inspects.
+// Every statement runs in a transaction of its own, read-only (the session's default), with
+// short lock and statement timeouts, so doctor can neither change nor block the system it
+// inspects: between statements it holds no lock, so a DDL statement (a migration, VACUUM
+// FULL) never queues behind doctor's sampling window, and the claims that would queue
+// behind that DDL never wait for doctor.
 
 const { parseDoctorArgs, UsageError, USAGE } = require('./args')
 const { inspectUrl, scrub } = require('./url')
@@ -14,7 +17,7 @@ const { buildReport, renderText, renderJson } = require('./report')
 
 const EXIT = Object.freeze({ HEALTHY: 0, UNHEALTHY: 1, ERROR: 2 })
 
-const TIMEOUTS = Object.freeze({ connectMs: 10_000, statement: '30s', lock: '2s', idle: '60s' })
+const TIMEOUTS = Object.freeze({ connectMs: 10_000, statement: '30s', lock: '2s' })
 
 /**
  * An error that ends doctor with exit code 2; `code` is one of usage, dependency,
@@ -74,20 +77,17 @@ async function runDoctor(opts) {
   } catch (e) {
     throw new DoctorError('connection', `cannot connect to ${display}: ${e && e.message ? e.message : e}`)
   }
-  let began = false
   try {
-    await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY`)
-    began = true
-    await client.query(`SET LOCAL statement_timeout = '${TIMEOUTS.statement}'`)
-    await client.query(`SET LOCAL lock_timeout = '${TIMEOUTS.lock}'`)
-    await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${TIMEOUTS.idle}'`)
+    await client.query(`SET default_transaction_read_only = on`)
+    await client.query(`SET statement_timeout = '${TIMEOUTS.statement}'`)
+    await client.query(`SET lock_timeout = '${TIMEOUTS.lock}'`)
     const info = (
       await client.query(
         `SELECT current_database() AS db, current_setting('server_version_num')::int AS version,
                 current_setting('transaction_read_only') AS ro`,
       )
     ).rows[0]
-    if (info.ro !== 'on') throw new DoctorError('query', 'could not open a read-only transaction')
+    if (info.ro !== 'on') throw new DoctorError('query', 'could not make the session read-only')
 
     let layout
     try {
@@ -130,7 +130,6 @@ async function runDoctor(opts) {
     if (e instanceof DoctorError) throw e
     throw new DoctorError('query', describePgError(e, opts.schema))
   } finally {
-    if (began) await client.query('ROLLBACK').catch(() => {})
     await client.end().catch(() => {})
   }
 }

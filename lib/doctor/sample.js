@@ -65,16 +65,12 @@ class QueueTracker {
 
 async function counters(client, q, S) {
   const c = (await client.query(q.counters, [`${S}.orchestrator_queue`, `${S}.worker_queue`])).rows[0]
-  // Reading a sequence needs its SELECT privilege; a failure must not abort the transaction.
+  // Reading a sequence needs its SELECT privilege; without it, fall back to the highest id.
   const pos = async (seq, fallback) => {
     if (!seq) return fallback
-    await client.query('SAVEPOINT doctor_seq')
     try {
-      const v = Number((await client.query(sequencePositionSql(seq))).rows[0].pos)
-      await client.query('RELEASE SAVEPOINT doctor_seq')
-      return v
+      return Number((await client.query(sequencePositionSql(seq))).rows[0].pos)
     } catch {
-      await client.query('ROLLBACK TO SAVEPOINT doctor_seq')
       return fallback
     }
   }
