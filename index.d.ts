@@ -131,8 +131,8 @@ export declare class NativeRuntime {
 /** Abort wait `id`: it rejects with `ERR_STEADFAST_ABORTED`. Unknown ids are ignored. */
 export declare function abortWait(id: number): void
 
-/** Register wait `id` (before the wait call that carries it). */
-export declare function beginWait(id: number): void
+/** Register a wait (before the wait call that carries its id); returns the id. */
+export declare function beginWait(): number
 
 /** Connect to PostgreSQL through steadfast-pg (migrations applied unless disabled). */
 export declare function connectPostgres(options: PostgresConnectOptions): Promise<NativeProvider>

@@ -3,7 +3,8 @@
 // aborted, and a signal that never aborts changes nothing; on SQLite and PostgreSQL.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { FAST, uid, until, backends, runtimeOn } from './helpers.mjs'
+import { Worker } from 'node:worker_threads'
+import { steadfast, FAST, uid, until, backends, runtimeOn } from './helpers.mjs'
 
 /** Longer than any test here may take: a wait that settles sooner was ended by its signal. */
 const LONG_MS = 600_000
@@ -58,3 +59,18 @@ for (const backend of backends('waitabort')) {
     })
   })
 }
+
+test("a worker thread's waits and the main thread's never share an id", { timeout: 120_000 }, async () => {
+  // The main thread's wait is registered first; the worker then registers, aborts and ends
+  // its own. Were both numbered by a per-thread counter, they would be wait 1 twice, the
+  // worker's end would drop the main thread's registration, and the abort below would be lost.
+  const client = new steadfast.Client(await steadfast.SqliteProvider.inMemory())
+  const out = abortAfter(1000, (signal) => client.waitForValue('nobody', 'never', LONG_MS, { signal }))
+  const worker = new Worker(new URL('./fixtures/abort-wait-worker.mjs', import.meta.url))
+  const workerSaw = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))
+  await worker.terminate()
+  assert.equal(workerSaw, 'aborted')
+  const { error, reason, ms } = await out
+  assert.equal(error, reason, "the main thread's wait ends on its own abort")
+  assert.ok(ms < LONG_MS / 10, `ended by the abort, not its timeout (${ms} ms)`)
+})

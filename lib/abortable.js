@@ -6,8 +6,6 @@
 
 const native = require('./native')
 
-let lastWaitId = 0
-
 /**
  * `start(waitId)` (a native wait call that carries the id), ended by `signal`: it then
  * rejects with `signal.reason`, as AbortSignal-aware APIs do. Without a signal, `start()`.
@@ -15,9 +13,7 @@ let lastWaitId = 0
 async function abortable(signal, start) {
   if (signal === undefined) return start(undefined)
   signal.throwIfAborted()
-  lastWaitId = (lastWaitId % 0xffff_fffe) + 1
-  const id = lastWaitId
-  native.beginWait(id)
+  const id = native.beginWait()
   const onAbort = () => native.abortWait(id)
   signal.addEventListener('abort', onAbort, { once: true })
   try {

@@ -1,12 +1,13 @@
-//! Client waits that an `AbortSignal` can end. JS picks an id, registers it with
-//! [`begin_wait`] before it starts the wait (so an abort can never arrive before the
-//! registration), aborts it with [`abort_wait`], and ends it with [`end_wait`]; the wait
+//! Client waits that an `AbortSignal` can end. JS registers a wait with [`begin_wait`],
+//! which hands out its id, before it starts the wait (so an abort can never arrive before
+//! the registration), aborts it with [`abort_wait`], and ends it with [`end_wait`]; the wait
 //! itself runs under [`abortable`] and gives up with `ERR_STEADFAST_ABORTED` once aborted,
 //! so no native wait outlives the JS call (on PostgreSQL it would keep reading the status
 //! until its timeout).
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use napi_derive::napi;
@@ -14,16 +15,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::errors::{Code, error};
 
+/// One registry per process, shared by every JS thread that loaded the addon (worker threads
+/// included), so the ids come from here too and never collide between threads.
 static WAITS: LazyLock<Mutex<HashMap<u32, CancellationToken>>> = LazyLock::new(Default::default);
+static LAST_ID: AtomicU32 = AtomicU32::new(0);
 
 fn waits() -> std::sync::MutexGuard<'static, HashMap<u32, CancellationToken>> {
     WAITS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Register wait `id` (before the wait call that carries it).
+/// Register a wait (before the wait call that carries its id); returns the id.
 #[napi(catch_unwind)]
-pub fn begin_wait(id: u32) {
+pub fn begin_wait() -> u32 {
+    let id = LAST_ID.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
     waits().insert(id, CancellationToken::new());
+    id
 }
 
 /// Abort wait `id`: it rejects with `ERR_STEADFAST_ABORTED`. Unknown ids are ignored.
@@ -63,20 +69,24 @@ mod tests {
 
     #[tokio::test]
     async fn an_aborted_wait_ends_at_once_and_an_unaborted_one_runs_out() {
-        begin_wait(7);
-        abort_wait(7);
-        let aborted = abortable(Some(7), std::future::pending::<napi::Result<()>>()).await;
+        let first = begin_wait();
+        abort_wait(first);
+        let aborted = abortable(Some(first), std::future::pending::<napi::Result<()>>()).await;
         assert!(
             aborted
                 .unwrap_err()
                 .reason
                 .contains("ERR_STEADFAST_ABORTED")
         );
-        end_wait(7);
-        begin_wait(8);
-        assert_eq!(abortable(Some(8), async { Ok(5) }).await.unwrap(), 5);
-        end_wait(8);
+        end_wait(first);
+        let second = begin_wait();
+        assert_ne!(second, first);
+        assert_eq!(abortable(Some(second), async { Ok(5) }).await.unwrap(), 5);
+        end_wait(second);
         assert!(waits().is_empty());
-        assert_eq!(abortable(Some(9), async { Ok(6) }).await.unwrap(), 6);
+        assert_eq!(
+            abortable(Some(second + 1), async { Ok(6) }).await.unwrap(),
+            6
+        );
     }
 }
