@@ -1,14 +1,4 @@
--- The OUT columns changed in schema version 6 (dropped_messages became parked_instances),
--- again with the ceiling (the ceiling_* columns) and again with the per-claim limits
--- (`stopped` replaced them). The trailing parameters have defaults, so a process of an earlier
--- build calling it with twelve or fourteen arguments still claims (without the ceiling or
--- the limits) while a rolling upgrade replaces it.
-DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
-    text, float8, real, integer, integer, integer, float8, float8, float8,
-    boolean, integer[], integer[]);
-DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
-    text, float8, real, integer, integer, integer, float8, float8, float8,
-    boolean, integer[], integer[], integer, text);
+-- Created, not replaced: a change of its OUT columns needs the old definition gone first.
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[], integer, text, integer, integer, bigint);
@@ -16,8 +6,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- Claim one instance's visible orchestrator messages.
 --
 -- Candidates: the instances that have a ready message (instance_leases.ready_at, or a
--- ready_hints row, the baseline migration; messages waiting for a start, the baseline migration, make
--- none), are runnable (instance_leases.runnable_from: started, or their start is
+-- ready_hints row; messages waiting for a start make none), are runnable (instance_leases.runnable_from: started, or their start is
 -- visible) and have no live lease (an expired one must also have served its backoff),
 -- limited to executions pinned inside the version range when p_filter is set; at most
 -- p_scan of each kind, oldest first. The scan reads lease rows, not messages, so its cost

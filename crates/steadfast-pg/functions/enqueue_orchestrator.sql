@@ -23,7 +23,8 @@
 -- PL/pgSQL, not SQL: its statements' plans are cached per connection, while an SQL
 -- function is planned again on every call. Written as one SQL statement this function cost
 -- bench/'s trivial orchestration 10-14 % (best of 1-32 dispatchers: 212-223/s against
--- 245-249/s before the baseline migration); as it is, 261-266/s (release, same machine and runs).
+-- 245-249/s before runnable_from and waiting existed); as it is, 261-266/s (release, same
+-- machine and runs).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
 ) RETURNS void LANGUAGE plpgsql AS $$

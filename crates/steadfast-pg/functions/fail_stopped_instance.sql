@@ -1,7 +1,3 @@
--- Replaced by fail_stopped_instance (schema functions of steadfast 0.1 after version 8):
--- the claim calls only the new one, and both are installed together.
-DROP FUNCTION IF EXISTS __SCHEMA__.fail_at_ceiling(text, integer, text);
-
 -- Stop an instance the claim cannot hand out (called by claim_orchestration, which holds
 -- the instance's lease row), in the claim's own statement:
 --   * p_reason 'attempt_ceiling' (p_limit NULL): a visible message was already handed out
