@@ -373,9 +373,13 @@ function heartbeatIntervalMs(nativeOptions) {
   return stall === 0 ? null : Math.max(25, Math.min(1000, Math.floor(stall / 4)))
 }
 
-/** The effective `eventLoopStallMs` (0: the watch is off). */
-function eventLoopStallMs(nativeOptions) {
-  return effective(nativeOptions, 'eventLoopStallMs')
+/**
+ * How long a step of a retried turn's orchestration code may run (lib/step-guard.js): half
+ * the stall threshold, so the deadline fires before the watch; null when the watch is off.
+ */
+function retriedStepDeadlineMs(nativeOptions) {
+  const stall = effective(nativeOptions, 'eventLoopStallMs')
+  return stall === 0 ? null : Math.max(50, Math.floor(stall / 2))
 }
 
 function effective(values, field) {
@@ -515,7 +519,7 @@ module.exports = {
   RESERVED_SCHEMAS,
   runtimeOptions,
   heartbeatIntervalMs,
-  eventLoopStallMs,
+  retriedStepDeadlineMs,
   postgresOptions,
   deadLetterListOptions,
   deadLetterPurgeOptions,

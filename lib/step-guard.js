@@ -29,9 +29,4 @@ function runWithDeadline(step, ms) {
   }
 }
 
-/** How long a step of a retried turn may run: half the stall threshold, so the guard fires first. */
-function retriedStepDeadlineMs(eventLoopStallMs) {
-  return eventLoopStallMs === 0 ? null : Math.max(50, Math.floor(eventLoopStallMs / 2))
-}
-
-module.exports = { runWithDeadline, retriedStepDeadlineMs, StepDeadlineExceeded }
+module.exports = { runWithDeadline, StepDeadlineExceeded }
