@@ -81,3 +81,12 @@ for (const backend of backends('errors')) {
     })
   })
 }
+
+test('a failure text whose fields name __proto__ still rebuilds a RangeError', async () => {
+  const { errorOf } = await import('../lib/failure.js')
+  const text = 'boom\n[steadfast:error] {"name":"RangeError","code":"X","fields":{"__proto__":{"evil":1},"n":1}}'
+  const err = errorOf(text)
+  assert.ok(err instanceof RangeError)
+  assert.equal(Object.getPrototypeOf(err), RangeError.prototype)
+  assert.deepEqual({ message: err.message, code: err.code, n: err.n, evil: err.evil }, { message: 'boom', code: 'X', n: 1, evil: undefined })
+})

@@ -65,7 +65,10 @@ function errorOf(text) {
   const { message, shape } = parsed
   const Class = Object.hasOwn(BUILT_IN, shape.name) ? BUILT_IN[shape.name] : Error
   const err = new Class(message)
-  if (shape.fields) Object.assign(err, shape.fields)
+  // Defined, not assigned: a field named __proto__ must stay a field, not replace the prototype.
+  for (const [key, value] of Object.entries(shape.fields ?? {})) {
+    Object.defineProperty(err, key, { value, writable: true, enumerable: true, configurable: true })
+  }
   if (Class === Error && shape.name !== 'Error') err.name = shape.name
   if (shape.code !== undefined) err.code = shape.code
   if (typeof shape.stack === 'string') err.stack = shape.stack
