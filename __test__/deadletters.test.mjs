@@ -5,22 +5,12 @@
 import { describe, test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { steadfast, DATABASE_URL, FAST, uid, until, pgSchema } from './helpers.mjs'
+import { steadfast, DATABASE_URL, FAST, POISON_FAST, uid, until, pgSchema } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const pg = require('pg')
 const native = require('../index.js')
 const { PostgresProvider, SqliteProvider, Runtime, Client, SteadfastError } = steadfast
-
-/** An activity that no runtime below registers is redelivered once, then failed as poison. */
-const POISON_FAST = Object.freeze({
-  ...FAST,
-  maxAttempts: 1,
-  unregisteredBackoffBaseMs: 10,
-  unregisteredBackoffMaxMs: 50,
-  redeliveryBackoffBaseMs: 10,
-  redeliveryBackoffCapMs: 100,
-})
 
 const DEAD_LETTER_FIELDS = [
   'activityId',

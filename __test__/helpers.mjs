@@ -21,6 +21,16 @@ export const DATABASE_URL = process.env.STEADFAST_TEST_DATABASE_URL || 'postgres
 /** Runtime options that keep tests fast: short polling, quiet logs. */
 export const FAST = Object.freeze({ dispatcherPollIntervalMs: 10, logLevel: 'error', logFormat: 'compact' })
 
+/** FAST, and a message to an activity nobody registers is redelivered once, then failed as poison. */
+export const POISON_FAST = Object.freeze({
+  ...FAST,
+  maxAttempts: 1,
+  unregisteredBackoffBaseMs: 10,
+  unregisteredBackoffMaxMs: 50,
+  redeliveryBackoffBaseMs: 10,
+  redeliveryBackoffCapMs: 100,
+})
+
 export function uid(prefix = 'i') {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`
 }

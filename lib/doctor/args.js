@@ -1,6 +1,12 @@
 'use strict'
 
 // Command-line parsing for `steadfast doctor`. Every error is a UsageError that names the flag.
+// Doctor keeps this hand-written parser (the other commands use parseArgs, lib/cli/args.js):
+// it takes a value that starts with one dash (`--sample-seconds -1`) and then says what is
+// wrong with the number, where strict parseArgs refuses the value as ambiguous.
+
+const { UsageError } = require('../cli/errors')
+const { SCHEMA_RE, parseInteger, redactArg } = require('../cli/args')
 
 const DEFAULTS = Object.freeze({
   schema: 'steadfast',
@@ -29,27 +35,6 @@ Options:
   -h, --help            show this help
 
 Exit status: 0 healthy, 1 unhealthy, 2 usage, connection or schema error.`
-
-class UsageError extends Error {
-  constructor(message) {
-    super(message)
-    this.name = 'UsageError'
-  }
-}
-
-/** Schema names as both providers accept them: a plain identifier, always quoted in SQL. */
-const SCHEMA_RE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
-
-function parseInteger(flag, raw, { min, max }) {
-  if (!/^[0-9]+$/.test(raw)) {
-    throw new UsageError(`${flag} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw)})`)
-  }
-  const n = Number(raw)
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be an integer between ${min} and ${max} (got ${raw})`)
-  }
-  return n
-}
 
 /**
  * Parse the arguments that follow `doctor`. Accepts `--flag value` and `--flag=value`.
@@ -116,11 +101,6 @@ function parseDoctorArgs(argv) {
   if (opts.help) return { help: true }
   if (opts.url === undefined) throw new UsageError('--url is required (postgres://USER@HOST:PORT/DB)')
   return opts
-}
-
-/** A stray positional argument may be a URL with a password: never echo it whole. */
-function redactArg(arg) {
-  return /^postgres(ql)?:\/\//i.test(arg) ? '<url>' : arg.length > 60 ? `${arg.slice(0, 57)}...` : arg
 }
 
 module.exports = { parseDoctorArgs, UsageError, USAGE, DEFAULTS, LIMITS, SCHEMA_RE }

@@ -8,7 +8,8 @@
 // behind that DDL never wait for doctor.
 
 const { parseDoctorArgs, UsageError, USAGE } = require('./args')
-const { inspectUrl, scrub } = require('./url')
+const { inspectUrl, scrub } = require('../cli/url')
+const { urlSecretsOfArgv } = require('../cli/args')
 const { detectLayout, LayoutError } = require('./layout')
 const { dialect, queries } = require('./sql')
 const { snapshotChecks, THRESHOLDS } = require('./checks')
@@ -139,8 +140,8 @@ async function runDoctor(opts) {
  * to the exit code. Never prints the URL's password.
  */
 async function doctorMain(argv, io = { stdout: process.stdout, stderr: process.stderr }) {
-  let secrets = []
-  let display = '<url>'
+  // Find the secrets first, so even a usage error about another flag cannot echo them.
+  let { secrets, display } = urlSecretsOfArgv(argv)
   let json = argv.includes('--json')
   const fail = (code, message) => {
     const text = scrub(message, secrets, display)
@@ -151,16 +152,6 @@ async function doctorMain(argv, io = { stdout: process.stdout, stderr: process.s
   }
   let opts
   try {
-    // Find the secrets first, so even a usage error about another flag cannot echo them.
-    const i = argv.findIndex((a) => a === '--url' || a.startsWith('--url='))
-    const rawUrl = i < 0 ? undefined : argv[i].startsWith('--url=') ? argv[i].slice(6) : argv[i + 1]
-    if (rawUrl) {
-      try {
-        ;({ secrets, display } = inspectUrl(rawUrl))
-      } catch (e) {
-        secrets = e.secrets || []
-      }
-    }
     opts = parseDoctorArgs(argv)
     if (opts.help) {
       io.stdout.write(USAGE + '\n')

@@ -1,9 +1,9 @@
 'use strict'
 
 // The database URL: validated before any connection, shown only with its password masked,
-// and every message that leaves doctor is scrubbed of the password (raw and percent-decoded).
+// and every message that leaves a command is scrubbed of the password (raw and percent-decoded).
 
-const { UsageError } = require('./args')
+const { UsageError } = require('./errors')
 
 const SCHEMES = new Set(['postgres:', 'postgresql:'])
 
@@ -15,12 +15,8 @@ function safeDecode(s) {
   }
 }
 
-/**
- * Check the URL's shape and return `{ url, display, secrets }`: `display` masks the password
- * (and drops the query string, which may carry one); `secrets` are the strings to scrub.
- */
-function inspectUrl(raw) {
-  // Collect the secrets first, from the raw text, so even an unparseable URL cannot leak them.
+/** The password of a URL-shaped text (userinfo or `password=` parameter), raw and decoded. */
+function urlSecrets(raw) {
   const secrets = new Set()
   const userinfo = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^@/?#]*)@/.exec(raw)
   if (userinfo && userinfo[1].includes(':')) {
@@ -36,29 +32,34 @@ function inspectUrl(raw) {
       secrets.add(safeDecode(m[1]))
     }
   }
+  return [...secrets]
+}
+
+/**
+ * Check the URL's shape and return `{ url, display, secrets }`: `display` masks the password
+ * (and drops the query string, which may carry one); `secrets` are the strings to scrub.
+ */
+function inspectUrl(raw) {
+  // Collect the secrets first, from the raw text, so even an unparseable URL cannot leak them.
+  const secrets = urlSecrets(raw)
+  const refuse = (message) => Object.assign(new UsageError(message), { secrets })
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)
   if (!scheme || !SCHEMES.has(`${scheme[1].toLowerCase()}:`) || !/^[A-Za-z]+:\/\//.test(raw)) {
-    const err = new UsageError('--url must start with postgres:// or postgresql://')
-    err.secrets = [...secrets]
-    throw err
+    throw refuse('--url must start with postgres:// or postgresql://')
   }
   let u
   try {
     u = new URL(raw)
   } catch {
-    const err = new UsageError('--url is not a valid URL (check the host, port and percent-encoding)')
-    err.secrets = [...secrets]
-    throw err
+    throw refuse('--url is not a valid URL (check the host, port and percent-encoding)')
   }
   if (u.port !== '' && (Number(u.port) < 1 || Number(u.port) > 65535)) {
-    const err = new UsageError(`--url has an invalid port (${u.port})`)
-    err.secrets = [...secrets]
-    throw err
+    throw refuse(`--url has an invalid port (${u.port})`)
   }
   const user = u.username ? safeDecode(u.username) : ''
   const auth = user ? `${user}${u.password ? ':***' : ''}@` : u.password ? ':***@' : ''
   const display = `${u.protocol}//${auth}${u.host}${u.pathname}${u.search ? '?…' : ''}`
-  return { url: raw, display, secrets: [...secrets] }
+  return { url: raw, display, secrets }
 }
 
 /**
@@ -78,4 +79,4 @@ function scrub(text, secrets = [], display = null) {
   return out
 }
 
-module.exports = { inspectUrl, scrub }
+module.exports = { inspectUrl, urlSecrets, scrub }
