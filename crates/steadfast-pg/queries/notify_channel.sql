@@ -1,2 +1,2 @@
--- The LISTEN channel for this schema; must match the notify_enqueued() trigger.
+-- The LISTEN channel for this schema (src/wake.rs; ended executions on its name + "_end").
 SELECT 'steadfast_' || left(md5($1), 16)

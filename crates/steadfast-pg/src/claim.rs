@@ -28,6 +28,7 @@ use crate::provider::PostgresProvider;
 use crate::reads::decode_history;
 use crate::run::RunScalar;
 use crate::token::new_nonce;
+use crate::wake::Enqueued;
 
 const FETCH: &str = "fetch_orchestration_item";
 
@@ -413,12 +414,19 @@ impl PostgresProvider {
     /// `HistoryTooLarge` over a history limit.
     fn report_ceilings(&self, row: &PgRow) {
         let stopped: Option<Vec<String>> = row.get("stopped");
+        if stopped.as_ref().is_some_and(|s| !s.is_empty()) {
+            // Failing an execution may have notified its parent.
+            self.enqueued(Enqueued::ORCHESTRATOR);
+        }
         let max_attempts = self.options.claim.max_attempts;
         for text in stopped.unwrap_or_default() {
             let Ok(s) = serde_json::from_str::<StoppedInstance>(&text) else {
                 tracing::error!(target: "steadfast_pg", stopped = %text, "the claim stopped an instance but its report cannot be read");
                 continue;
             };
+            if s.failed {
+                self.announce_end(&s.instance);
+            }
             let history = s.reason == "history_too_large";
             let outcome = match (s.execution_id, s.failed) {
                 (None, _) => "could not fail the execution (the dead letter's error says why)",

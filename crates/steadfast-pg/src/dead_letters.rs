@@ -10,6 +10,7 @@ use crate::diagnostics::QueueKind;
 use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
 use crate::run::RunQuery;
+use crate::wake::Enqueued;
 
 /// One dead-lettered message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -127,6 +128,7 @@ impl PostgresProvider {
             }
         }
         tx.commit().await.map_err(|e| db_error(OP, e))?;
+        self.enqueued(Enqueued::of(letter.queue));
         Ok(true)
     }
 

@@ -55,6 +55,7 @@ mod token;
 mod transient;
 mod turn;
 mod wait;
+mod wake;
 mod worker;
 
 pub use dead_letters::{DeadLetter, DeadLetterFilter};

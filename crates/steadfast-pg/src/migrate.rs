@@ -17,14 +17,21 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "baseline",
-    sql: include_str!("../migrations/0001_baseline.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "baseline",
+        sql: include_str!("../migrations/0001_baseline.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "wake_without_triggers",
+        sql: include_str!("../migrations/0002_wake_without_triggers.sql"),
+    },
+];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The checksum that pre-release builds recorded for their migration 1 (`0001_initial`,
 /// before migrations 0001-0009 were folded into the baseline): such a schema cannot be
@@ -106,14 +113,6 @@ const FUNCTIONS: &[(&str, &str)] = &[
     (
         "sweep_orphans",
         include_str!("../functions/sweep_orphans.sql"),
-    ),
-    (
-        "notify_enqueued",
-        include_str!("../functions/notify_enqueued.sql"),
-    ),
-    (
-        "notify_execution_ended",
-        include_str!("../functions/notify_execution_ended.sql"),
     ),
 ];
 

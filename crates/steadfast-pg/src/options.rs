@@ -8,8 +8,9 @@ use crate::schema::DEFAULT_SCHEMA;
 /// How `fetch_*` waits when nothing is ready.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollingMode {
-    /// Long polling: wait up to the caller's `poll_timeout`, woken by `LISTEN/NOTIFY` on
-    /// every enqueue and re-checking at least every [`ClaimOptions::long_poll_recheck`].
+    /// Long polling: wait up to the caller's `poll_timeout`, woken after every enqueue
+    /// (directly in the enqueuing process, by a coalesced `NOTIFY` in the others) and
+    /// re-checking at least every [`ClaimOptions::long_poll_recheck`].
     /// Uses one dedicated session connection per provider for `LISTEN`.
     Listen,
     /// Short polling without any session state: no `LISTEN`, no session-level settings or

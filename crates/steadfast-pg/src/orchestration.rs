@@ -17,6 +17,7 @@ use crate::error::{codec_error, db_error};
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::turn::{PoisonDetails, TurnParams, TurnWrite, poison_details};
+use crate::wake::Enqueued;
 
 const ACK: &str = "ack_orchestration_item";
 
@@ -37,6 +38,8 @@ impl PostgresProvider {
         cancelled: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
         let poison = poison_details(&history_delta);
+        let enqueued = Enqueued::when(!orchestrator_items.is_empty(), !worker_items.is_empty());
+        let ends = metadata.status.as_deref().is_some_and(|s| s != "Running");
         let turn = TurnWrite {
             execution_id,
             history_delta,
@@ -58,7 +61,10 @@ impl PostgresProvider {
             .await?
             .get(0);
             return match state.as_str() {
-                "ok" => Ok(()),
+                "ok" => {
+                    self.turn_committed(lock_token, enqueued, ends);
+                    Ok(())
+                }
                 "expired" => Err(self.ack_rejected(lock_token, execution_id, "expired").await),
                 _ => Err(self
                     .ack_rejected(lock_token, execution_id, "unknown or superseded")
@@ -66,7 +72,19 @@ impl PostgresProvider {
             };
         };
         self.leases.forget(lock_token);
-        self.ack_poison(lock_token, turn, details).await
+        self.ack_poison(lock_token, turn, details).await?;
+        // Failing the execution may have notified its parent.
+        self.turn_committed(lock_token, enqueued.and(Enqueued::ORCHESTRATOR), true);
+        Ok(())
+    }
+
+    /// A turn's write committed: wake fetches of the queues it enqueued on, and waiters
+    /// for its instance if it ended the execution (`wake.rs`).
+    fn turn_committed(&self, lock_token: &str, enqueued: Enqueued, ended: bool) {
+        self.enqueued(enqueued);
+        if ended && let Some(instance) = crate::token::token_instance(lock_token) {
+            self.announce_end(&instance);
+        }
     }
 
     async fn ack_rejected(

@@ -2,16 +2,14 @@
 //! wake-up signal. Trait methods live in the modules named after what they do.
 
 use std::str::FromStr;
-use std::time::Duration;
 
 use sqlx::PgPool;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions};
 use sqlx::query::{Query, QueryScalar};
 use sqlx::{Postgres, Transaction};
 use std::sync::Arc;
 
 use tokio::sync::{Notify, broadcast};
-use tokio::task::JoinHandle;
 use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminQueries;
@@ -25,6 +23,7 @@ use crate::options::{PollingMode, ProviderOptions};
 use crate::orphans::OrphanSweep;
 use crate::queries::Queries;
 use crate::schema::SchemaName;
+use crate::wake::{Enqueued, Wakes};
 
 /// A duroxide [`Provider`](duroxide::providers::Provider) and
 /// [`ProviderAdmin`](duroxide::providers::ProviderAdmin) on PostgreSQL whose claims never
@@ -46,25 +45,8 @@ pub struct PostgresProvider {
     pub(crate) leases: LeaseBook,
     /// One backoff for every fetch while claims fail with retryable errors.
     pub(crate) fetch_gate: FetchGate,
-    signal: Option<EnqueueSignal>,
-}
-
-/// Wake-ups from the LISTEN task. Enqueues: one `Notify` per queue; each notification
-/// (one per enqueueing statement) wakes one idle fetch of its queue, which passes the
-/// wake on when it claims something (the statement may have enqueued more); a reconnect,
-/// which may have lost notifications, wakes every idle fetch. Ended executions: the
-/// instance id (cut to 1000 characters) on `ended`, or "" after a reconnect.
-struct EnqueueSignal {
-    orchestrator: Arc<Notify>,
-    worker: Arc<Notify>,
-    ended: broadcast::Sender<Arc<str>>,
-    listener: JoinHandle<()>,
-}
-
-impl Drop for EnqueueSignal {
-    fn drop(&mut self) {
-        self.listener.abort();
-    }
+    /// Long-poll wake-ups (None in session-free mode).
+    wakes: Option<Wakes>,
 }
 
 impl PostgresProvider {
@@ -128,10 +110,10 @@ impl PostgresProvider {
             .await
             .map_err(connect_error)?;
         crate::migrate::run(&pool, &schema, options.run_migrations).await?;
-        let signal = if session_free {
+        let wakes = if session_free {
             None
         } else {
-            Some(Self::listen(&pool, &schema, scrubber.clone()).await?)
+            Some(Wakes::start(&pool, &schema, scrubber.clone()).await?)
         };
         let q = Queries::render(&schema);
         // Open the kept connections now and touch the queue tables on each, so neither
@@ -170,64 +152,7 @@ impl PostgresProvider {
             orphan_sweep: OrphanSweep::new(),
             leases: LeaseBook::default(),
             fetch_gate: FetchGate::default(),
-            signal,
-        })
-    }
-
-    async fn listen(
-        pool: &PgPool,
-        schema: &SchemaName,
-        scrubber: Scrubber,
-    ) -> Result<EnqueueSignal, SetupError> {
-        let channel: String = sqlx::query_scalar(include_str!("../queries/notify_channel.sql"))
-            .bind(schema.as_str())
-            .fetch_one(pool)
-            .await
-            .map_err(|e| SetupError::Connect(e.to_string()))?;
-        // Must match notify_execution_ended() (functions/notify_execution_ended.sql).
-        let ended_channel = format!("{channel}_end");
-        let mut listener = PgListener::connect_with(pool)
-            .await
-            .map_err(|e| SetupError::Connect(e.to_string()))?;
-        listener
-            .listen_all([channel.as_str(), ended_channel.as_str()])
-            .await
-            .map_err(|e| SetupError::Connect(e.to_string()))?;
-        let orchestrator = Arc::new(Notify::new());
-        let worker = Arc::new(Notify::new());
-        let (ended, _) = broadcast::channel(1024);
-        let (o, w, e) = (
-            Arc::clone(&orchestrator),
-            Arc::clone(&worker),
-            ended.clone(),
-        );
-        let task = tokio::spawn(async move {
-            loop {
-                // PgListener reconnects by itself: `Ok(None)` or an error means
-                // notifications may have been lost.
-                match listener.try_recv().await {
-                    Ok(Some(n)) if n.channel() == ended_channel => {
-                        let _ = e.send(Arc::from(n.payload()));
-                    }
-                    Ok(Some(n)) if n.payload() == "o" => o.notify_one(),
-                    Ok(Some(n)) if n.payload() == "w" => w.notify_one(),
-                    result => {
-                        o.notify_waiters();
-                        w.notify_waiters();
-                        let _ = e.send(Arc::from(""));
-                        if let Err(e) = result {
-                            tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
-                            tokio::time::sleep(Duration::from_millis(200)).await;
-                        }
-                    }
-                }
-            }
-        });
-        Ok(EnqueueSignal {
-            orchestrator,
-            worker,
-            ended,
-            listener: task,
+            wakes,
         })
     }
 
@@ -258,8 +183,8 @@ impl PostgresProvider {
     /// (waits for connections in use to be returned). Call it after the runtime on this
     /// provider has shut down.
     pub async fn close(&self) {
-        if let Some(signal) = &self.signal {
-            signal.listener.abort();
+        if let Some(wakes) = &self.wakes {
+            wakes.stop();
         }
         self.in_flight.close();
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
@@ -267,21 +192,32 @@ impl PostgresProvider {
     }
 
     pub(crate) fn session_free(&self) -> bool {
-        self.signal.is_none()
+        self.wakes.is_none()
     }
 
     /// Instance ids whose execution just ended (cut to 1000 characters; "" when
     /// notifications may have been lost). None in session-free mode.
     pub(crate) fn ended_executions(&self) -> Option<broadcast::Receiver<Arc<str>>> {
-        self.signal.as_ref().map(|s| s.ended.subscribe())
+        self.wakes.as_ref().map(Wakes::ended)
     }
 
     /// The enqueue wake-up of `queue` (None in session-free mode).
     pub(crate) fn enqueue_wake(&self, queue: QueueKind) -> Option<Arc<Notify>> {
-        self.signal.as_ref().map(|s| match queue {
-            QueueKind::Orchestrator => Arc::clone(&s.orchestrator),
-            QueueKind::Worker => Arc::clone(&s.worker),
-        })
+        self.wakes.as_ref().map(|w| w.queue(queue))
+    }
+
+    /// Work became visible on `queues` by a write that has committed (`wake.rs`).
+    pub(crate) fn enqueued(&self, queues: Enqueued) {
+        if let Some(wakes) = &self.wakes {
+            wakes.enqueued(queues);
+        }
+    }
+
+    /// A committed write ended an execution of `instance`: wake its waiters (`wake.rs`).
+    pub(crate) fn announce_end(&self, instance: &str) {
+        if let Some(wakes) = &self.wakes {
+            wakes.ended_execution(instance);
+        }
     }
 
     pub(crate) fn query<'a>(&self, sql: &'a str) -> Query<'a, Postgres, PgArguments> {

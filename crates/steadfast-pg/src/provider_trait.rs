@@ -11,6 +11,7 @@ use duroxide::providers::{
 use duroxide::{Event, SystemStats};
 
 use crate::provider::PostgresProvider;
+use crate::wake::Enqueued;
 
 #[async_trait::async_trait]
 impl Provider for PostgresProvider {
@@ -61,7 +62,9 @@ impl Provider for PostgresProvider {
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
         self.abandon_orchestration(lock_token, delay, ignore_attempt)
-            .await
+            .await?;
+        self.enqueued(Enqueued::ORCHESTRATOR);
+        Ok(())
     }
 
     async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
@@ -87,7 +90,9 @@ impl Provider for PostgresProvider {
     }
 
     async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
-        self.enqueue_worker(item).await
+        self.enqueue_worker(item).await?;
+        self.enqueued(Enqueued::WORKER);
+        Ok(())
     }
 
     async fn fetch_work_item(
@@ -106,7 +111,10 @@ impl Provider for PostgresProvider {
         token: &str,
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
-        self.ack_work(token, completion).await
+        let enqueued = Enqueued::when(completion.is_some(), false);
+        self.ack_work(token, completion).await?;
+        self.enqueued(enqueued);
+        Ok(())
     }
 
     async fn renew_work_item_lock(
@@ -140,7 +148,9 @@ impl Provider for PostgresProvider {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
-        self.abandon_work(token, delay, ignore_attempt).await
+        self.abandon_work(token, delay, ignore_attempt).await?;
+        self.enqueued(Enqueued::WORKER);
+        Ok(())
     }
 
     async fn renew_orchestration_item_lock(
@@ -156,7 +166,9 @@ impl Provider for PostgresProvider {
         item: WorkItem,
         delay: Option<Duration>,
     ) -> Result<(), ProviderError> {
-        self.enqueue_orchestrator(item, delay).await
+        self.enqueue_orchestrator(item, delay).await?;
+        self.enqueued(Enqueued::ORCHESTRATOR);
+        Ok(())
     }
 
     fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {

@@ -4,8 +4,8 @@
 //! provider) after 5, 10, 20, 40, 80 and then every 100 ms; with many clients waiting that
 //! is most of the database's work (measured in `bench/node`: ~24 of the 32 transactions
 //! of a one-activity orchestration). Here the status is read once, and again only when
-//! the execution-end notification (functions/notify_execution_ended.sql) names the instance, when the listen
-//! connection reconnected, or after `RECHECK` at the latest.
+//! the execution-end wake-up (`wake.rs`) names the instance, when the listen connection
+//! reconnected, or after `RECHECK` at the latest.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,13 +14,11 @@ use duroxide::{Client, ClientError, OrchestrationStatus};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use crate::provider::PostgresProvider;
+use crate::wake::END_PAYLOAD_CHARS;
 
 /// The longest a waiter goes without reading the status: a backstop, since the listener
 /// reports every reconnect (after which notifications may have been lost).
 const RECHECK: Duration = Duration::from_secs(1);
-
-/// How much of an instance id the notification carries (see functions/notify_execution_ended.sql).
-const PAYLOAD_CHARS: usize = 1000;
 
 impl PostgresProvider {
     /// Wait until `instance` has completed or failed, as
@@ -39,7 +37,7 @@ impl PostgresProvider {
             return client.wait_for_orchestration(instance, timeout).await;
         };
         let deadline = Instant::now() + timeout;
-        let key: String = instance.chars().take(PAYLOAD_CHARS).collect();
+        let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
         loop {
             let status = client.get_orchestration_status(instance).await?;
             if matches!(

@@ -17,6 +17,7 @@ use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::token::new_worker_token;
 use crate::turn::activity_poison_details;
+use crate::wake::Enqueued;
 
 const FETCH: &str = "fetch_work_item";
 const ACK: &str = "ack_work_item";
@@ -312,6 +313,7 @@ impl PostgresProvider {
         self.enqueue_orchestrator_items(&mut tx, std::slice::from_ref(&completion), None, FETCH)
             .await?;
         tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+        self.enqueued(Enqueued::ORCHESTRATOR);
         self.diagnostics.emit(
             Diagnostic::new(
                 DiagnosticKind::AttemptCeilingEnforced,

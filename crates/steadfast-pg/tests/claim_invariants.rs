@@ -6,8 +6,8 @@
 mod common;
 
 use common::harness::{
-    Harness, LONG, ack_empty_turn, drain, poison_turn, raised, running_metadata, start,
-    started_event,
+    Harness, LONG, ack_empty_turn, activity_item, completed_turn, drain, poison_turn, raised,
+    running_metadata, start, started_event,
 };
 
 use std::collections::HashSet;
@@ -986,6 +986,127 @@ async fn long_poll_wakes_on_enqueue_and_session_free_never_waits() {
     assert!(began.elapsed() < Duration::from_secs(10));
     p.close().await;
     common::drop_schema(&schema).await;
+}
+
+/// Invariant 10 across processes: another provider on the same schema (its own listener,
+/// as another process has) long-polls both queues with a 60 s recheck; this provider's
+/// enqueues wake it through the coalesced notification sent after their commits. The end
+/// of an execution this provider commits reaches other processes' listeners too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_processes_are_woken_after_the_commit() {
+    let h = Harness::new("wake_remote", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    let mut remote_options = common::options(&h.schema, PollingMode::Listen);
+    remote_options.claim.long_poll_recheck = Duration::from_secs(60);
+    let remote = common::provider_with(remote_options).await;
+    let mut ends = sqlx::postgres::PgListener::connect(&common::database_url())
+        .await
+        .unwrap();
+    ends.listen(&format!("{}_end", wake_channel(&h).await))
+        .await
+        .unwrap();
+    let orchestration = spawn_long_poll(&remote);
+    let work = {
+        let remote = Arc::clone(&remote);
+        tokio::spawn(async move {
+            let began = Instant::now();
+            let got = remote
+                .fetch_work_item(LONG, Duration::from_secs(20), None, &TagFilter::default())
+                .await
+                .unwrap();
+            (got.is_some(), began.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    h.provider
+        .enqueue_for_orchestrator(start("remote"), None)
+        .await
+        .unwrap();
+    h.provider
+        .enqueue_for_worker(activity_item("remote", 1))
+        .await
+        .unwrap();
+    let (got, took) = orchestration.await.unwrap();
+    assert_eq!(got.as_deref(), Some("remote"));
+    assert!(
+        took < Duration::from_secs(15),
+        "woken by the other provider's notification, not the 20 s timeout: {took:?}"
+    );
+    let (claimed, took) = work.await.unwrap();
+    assert!(
+        claimed && took < Duration::from_secs(15),
+        "worker fetch: {claimed} after {took:?}"
+    );
+
+    // "remote" is leased to the other provider: this one claims the next instance.
+    h.provider
+        .enqueue_for_orchestrator(start("ends"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("ends").await;
+    let (mut events, metadata) = completed_turn("ends", 2);
+    events.insert(0, started_event("ends"));
+    h.provider
+        .ack_orchestration_item(&token, 1, events, vec![], vec![], metadata, vec![])
+        .await
+        .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), ends.recv())
+        .await
+        .expect("the end of the execution was announced")
+        .unwrap();
+    assert_eq!(heard.payload(), "ends");
+    remote.close().await;
+    h.drop().await;
+}
+
+async fn wake_channel(h: &Harness) -> String {
+    sqlx::query_scalar("SELECT 'steadfast_' || left(md5($1), 16)")
+        .bind(&h.schema)
+        .fetch_one(h.provider.pool())
+        .await
+        .unwrap()
+}
+
+/// No enqueue notifies inside its own transaction (a NOTIFY there serialises commits until
+/// each is flushed): the enqueue statement the provider runs, committed on its own,
+/// reaches no listener of the schema's channel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueue_statements_send_no_notification() {
+    let h = Harness::new("quiet_enqueue", |_| {}).await;
+    let channel = wake_channel(&h).await;
+    let mut listener = sqlx::postgres::PgListener::connect(&common::database_url())
+        .await
+        .unwrap();
+    listener.listen(&channel).await.unwrap();
+    let item = serde_json::to_string(&start("quiet")).unwrap();
+    h.exec(
+        &h.sql(&format!(
+            "SELECT S.enqueue_orchestrator(ARRAY['quiet'], ARRAY[{}], ARRAY[NULL::float8], \
+             ARRAY[NULL::float8])",
+            quote_literal(&item)
+        )),
+        None,
+    )
+    .await;
+    let worker = serde_json::to_string(&activity_item("quiet", 1)).unwrap();
+    h.exec(
+        &h.sql(&format!(
+            "SELECT S.enqueue_worker(ARRAY[{}], ARRAY['quiet'], ARRAY[1::bigint], \
+             ARRAY[1::bigint], ARRAY[NULL::text], ARRAY[NULL::text])",
+            quote_literal(&worker)
+        )),
+        None,
+    )
+    .await;
+    let heard = tokio::time::timeout(Duration::from_secs(1), listener.recv()).await;
+    assert!(heard.is_err(), "an enqueue's commit notified: {heard:?}");
+    h.drop().await;
+}
+
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// Several processes starting at once on a fresh schema all migrate safely.

@@ -25,6 +25,19 @@ pub fn start(instance: &str) -> WorkItem {
 }
 
 /// An external event `name` for `instance`.
+/// An activity of execution 1 of `instance`, with no session or tag.
+pub fn activity_item(instance: &str, id: u64) -> WorkItem {
+    WorkItem::ActivityExecute {
+        instance: instance.into(),
+        execution_id: 1,
+        id,
+        name: "A".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: None,
+    }
+}
+
 pub fn raised(instance: &str, name: &str) -> WorkItem {
     WorkItem::ExternalRaised {
         instance: instance.into(),

@@ -1,0 +1,297 @@
+//! Wake-ups of long-polling fetches, with no NOTIFY inside any enqueue's transaction.
+//!
+//! A NOTIFY takes a cluster-wide lock at commit and keeps it until the commit record is
+//! flushed, so commits that notify are flushed one at a time. Here an enqueue commits
+//! without one; afterwards the provider calls [`Wakes::enqueued`], which wakes an idle
+//! fetch of this process at once and asks the publisher task for one NOTIFY. The task
+//! sends them one at a time in their own statement: every request made while one is in
+//! flight is folded into the next, so a process sends at most one per flush however many
+//! enqueues it commits. Other processes' listeners wake one idle fetch per queue named;
+//! a listener passes over its own process's notifications (its fetches were woken
+//! directly). A woken fetch that claims something passes the wake on (`polling.rs`).
+//!
+//! Payload: the queues (`o`, `w` or `ow`), a space, the sending process's nonce.
+//!
+//! Ended executions go the same way: waiters of this process are told at once, the
+//! others by one notification per instance on the `_end` channel, whose payload is the
+//! instance id cut to [`END_PAYLOAD_CHARS`] characters (a payload must stay under 8000
+//! bytes; a waiter compares only that much, and a false wake costs one status read).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use tokio::sync::{Notify, broadcast};
+use tokio::task::JoinHandle;
+
+use crate::database_url::Scrubber;
+use crate::diagnostics::QueueKind;
+use crate::error::SetupError;
+use crate::schema::SchemaName;
+
+/// How much of an instance id an ended-execution notification carries.
+pub(crate) const END_PAYLOAD_CHARS: usize = 1000;
+
+const ORCHESTRATOR: u8 = 1;
+const WORKER: u8 = 2;
+
+/// After a failed NOTIFY, the publisher waits this long before it tries again (the
+/// requests stay pending; fetches still recheck on their own).
+const PUBLISH_RETRY: Duration = Duration::from_millis(200);
+
+/// Which queues a committed write made work visible on.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Enqueued(u8);
+
+impl Enqueued {
+    pub(crate) const NONE: Self = Self(0);
+    pub(crate) const ORCHESTRATOR: Self = Self(ORCHESTRATOR);
+    pub(crate) const WORKER: Self = Self(WORKER);
+
+    pub(crate) fn of(queue: QueueKind) -> Self {
+        match queue {
+            QueueKind::Orchestrator => Self::ORCHESTRATOR,
+            QueueKind::Worker => Self::WORKER,
+        }
+    }
+
+    /// `ORCHESTRATOR` if `orchestrator`, plus `WORKER` if `worker`.
+    pub(crate) fn when(orchestrator: bool, worker: bool) -> Self {
+        Self(if orchestrator { ORCHESTRATOR } else { 0 } | if worker { WORKER } else { 0 })
+    }
+
+    pub(crate) fn and(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    fn has(self, queue: u8) -> bool {
+        self.0 & queue != 0
+    }
+}
+
+/// The listen task, the publisher task and the wake-ups they feed.
+pub(crate) struct Wakes {
+    orchestrator: Arc<Notify>,
+    worker: Arc<Notify>,
+    ended: broadcast::Sender<Arc<str>>,
+    publish: Arc<Publish>,
+    tasks: [JoinHandle<()>; 2],
+}
+
+/// Requests for the publisher task: pending queue bits, ended instances, its wake-up.
+#[derive(Default)]
+struct Publish {
+    pending: AtomicU8,
+    ended: Mutex<Vec<String>>,
+    kick: Notify,
+}
+
+impl Drop for Wakes {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Wakes {
+    /// LISTEN on the schema's channels and start the publisher.
+    pub(crate) async fn start(
+        pool: &PgPool,
+        schema: &SchemaName,
+        scrubber: Scrubber,
+    ) -> Result<Self, SetupError> {
+        let connect = |e: sqlx::Error| SetupError::Connect(e.to_string());
+        let channel: String = sqlx::query_scalar(include_str!("../queries/notify_channel.sql"))
+            .bind(schema.as_str())
+            .fetch_one(pool)
+            .await
+            .map_err(connect)?;
+        // Other builds of this schema listen on the same two channels.
+        let ended_channel = format!("{channel}_end");
+        let mut listener = PgListener::connect_with(pool).await.map_err(connect)?;
+        listener
+            .listen_all([channel.as_str(), ended_channel.as_str()])
+            .await
+            .map_err(connect)?;
+        let nonce = crate::token::new_nonce();
+        let orchestrator = Arc::new(Notify::new());
+        let worker = Arc::new(Notify::new());
+        let (ended, _) = broadcast::channel(1024);
+        let publish = Arc::new(Publish::default());
+        let listen = tokio::spawn(listen(
+            listener,
+            ended_channel.clone(),
+            nonce.clone(),
+            [Arc::clone(&orchestrator), Arc::clone(&worker)],
+            ended.clone(),
+            scrubber.clone(),
+        ));
+        let publisher = tokio::spawn(publish_loop(
+            pool.clone(),
+            [channel, ended_channel],
+            nonce,
+            Arc::clone(&publish),
+            scrubber,
+        ));
+        Ok(Self {
+            orchestrator,
+            worker,
+            ended,
+            publish,
+            tasks: [listen, publisher],
+        })
+    }
+
+    /// Work became visible on `queues` by a write that has committed: wake an idle fetch
+    /// of this process per queue, and have the other processes told.
+    pub(crate) fn enqueued(&self, queues: Enqueued) {
+        if queues == Enqueued::NONE {
+            return;
+        }
+        if queues.has(ORCHESTRATOR) {
+            self.orchestrator.notify_one();
+        }
+        if queues.has(WORKER) {
+            self.worker.notify_one();
+        }
+        self.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
+        self.publish.kick.notify_one();
+    }
+
+    /// A write that has committed ended an execution of `instance`.
+    pub(crate) fn ended_execution(&self, instance: &str) {
+        let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
+        let _ = self.ended.send(Arc::from(key.as_str()));
+        self.publish
+            .ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(key);
+        self.publish.kick.notify_one();
+    }
+
+    pub(crate) fn queue(&self, queue: QueueKind) -> Arc<Notify> {
+        match queue {
+            QueueKind::Orchestrator => Arc::clone(&self.orchestrator),
+            QueueKind::Worker => Arc::clone(&self.worker),
+        }
+    }
+
+    pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {
+        self.ended.subscribe()
+    }
+
+    pub(crate) fn stop(&self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Parse a wake-up payload: the queues it names, and whether this process sent it.
+fn parse_payload(payload: &str, own_nonce: &str) -> (Enqueued, bool) {
+    let (queues, sender) = payload.split_once(' ').unwrap_or((payload, ""));
+    let named = Enqueued::when(queues.contains('o'), queues.contains('w'));
+    (named, sender == own_nonce)
+}
+
+async fn listen(
+    mut listener: PgListener,
+    ended_channel: String,
+    nonce: String,
+    [orchestrator, worker]: [Arc<Notify>; 2],
+    ended: broadcast::Sender<Arc<str>>,
+    scrubber: Scrubber,
+) {
+    loop {
+        // PgListener reconnects by itself: `Ok(None)` or an error means notifications
+        // may have been lost, so every idle fetch and waiter looks again.
+        match listener.try_recv().await {
+            Ok(Some(n)) if n.channel() == ended_channel => {
+                let _ = ended.send(Arc::from(n.payload()));
+            }
+            Ok(Some(n)) => {
+                let (queues, own) = parse_payload(n.payload(), &nonce);
+                if own {
+                    continue;
+                }
+                if queues.has(ORCHESTRATOR) {
+                    orchestrator.notify_one();
+                }
+                if queues.has(WORKER) {
+                    worker.notify_one();
+                }
+            }
+            result => {
+                orchestrator.notify_waiters();
+                worker.notify_waiters();
+                let _ = ended.send(Arc::from(""));
+                if let Err(e) = result {
+                    tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+}
+
+async fn publish_loop(
+    pool: PgPool,
+    [channel, ended_channel]: [String; 2],
+    nonce: String,
+    publish: Arc<Publish>,
+    scrubber: Scrubber,
+) {
+    let sql = include_str!("../queries/wake_publish.sql");
+    loop {
+        publish.kick.notified().await;
+        let bits = publish.pending.swap(0, Ordering::AcqRel);
+        let ended = std::mem::take(&mut *publish.ended.lock().unwrap_or_else(|p| p.into_inner()));
+        if bits == 0 && ended.is_empty() {
+            continue;
+        }
+        let queues = Enqueued(bits);
+        let payload = (bits != 0).then(|| {
+            format!(
+                "{}{} {nonce}",
+                if queues.has(ORCHESTRATOR) { "o" } else { "" },
+                if queues.has(WORKER) { "w" } else { "" },
+            )
+        });
+        let sent = sqlx::query(sql)
+            .bind(&channel)
+            .bind(&payload)
+            .bind(&ended_channel)
+            .bind(&ended)
+            .execute(&pool)
+            .await;
+        if let Err(e) = sent {
+            tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "wake-up notification failed; retrying");
+            // The queues are asked again; the ended instances are not: their waiters read
+            // the status again within a second anyway (`wait.rs`).
+            publish.pending.fetch_or(bits, Ordering::AcqRel);
+            tokio::time::sleep(PUBLISH_RETRY).await;
+            publish.kick.notify_one();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_name_their_queues_and_sender() {
+        assert_eq!(
+            parse_payload("o abc", "abc"),
+            (Enqueued::ORCHESTRATOR, true)
+        );
+        assert_eq!(
+            parse_payload("ow abc", "xyz"),
+            (Enqueued::when(true, true), false)
+        );
+        assert_eq!(parse_payload("w", "xyz"), (Enqueued::WORKER, false));
+        assert_eq!(parse_payload("", "xyz"), (Enqueued::NONE, false));
+    }
+}
