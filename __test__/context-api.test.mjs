@@ -233,7 +233,7 @@ for (const backend of backends('ctxapi')) {
       assert.equal(out.pruned, 2, 'a and c were written in the first execution')
       assert.deepEqual(out.afterPrune, ['d'])
       assert.equal(out.badCutoff.name, 'RangeError')
-      assert.match(out.badCutoff.message, /cutoffMs must be an integer/)
+      assert.match(out.badCutoff.message, /^cutoffMs must be between 0 and 9007199254740991 \(got -1\)$/)
       assert.equal(out.afterClearAll, 0)
     })
 
@@ -249,7 +249,7 @@ for (const backend of backends('ctxapi')) {
       assert.match(out.bigTag.message, /tag must be at most 256 bytes/)
       assert.equal(out.badQueue.name, 'TypeError')
       assert.match(out.badQueue.message, /queueName must be a non-empty string/)
-      assert.match(out.badSession.message, /options.session is not a known option \(sessionId, tag\)/)
+      assert.match(out.badSession.message, /^options\.session is not a known option \(did you mean "sessionId"\?\)$/)
       assert.equal(out.keysAfterTurn, MAX_KV_KEYS, 'the 150 keys were committed')
     })
 

@@ -89,8 +89,8 @@ function expectField(spec, value) {
       if (value < spec.min || value > spec.max) return [RANGE, new RegExp(`must be between ${spec.min} and ${spec.max}`)]
       return null
     case 'string':
-      if (typeof value !== 'string') return [TYPE, /must be a string/]
-      if (utf8(value) === 0 || utf8(value) > spec.maxBytes) return [RANGE, /must be 1 to 256 bytes long/]
+      if (typeof value !== 'string' || value === '') return [TYPE, /must be a non-empty string/]
+      if (utf8(value) > spec.maxBytes) return [RANGE, /must be at most 256 bytes as UTF-8/]
       if (value.includes('\0')) return [TYPE, /must not contain NUL/]
       if (!wellFormed(value)) return [TYPE, /well-formed UTF-16/]
       return null
@@ -112,11 +112,11 @@ function expectField(spec, value) {
       if (unknown) return [TYPE, /is not a known option/]
       if (keys.length !== 1) return [TYPE, /exactly one key/]
       const tags = value[keys[0]]
-      if (!Array.isArray(tags)) return [TYPE, /must be an array of strings/]
+      if (!Array.isArray(tags)) return [TYPE, /must be an array of tags/]
       if (tags.length < 1 || tags.length > 5) return [RANGE, /must hold 1 to 5 tags/]
       for (const t of tags) {
-        if (typeof t !== 'string') return [TYPE, /entries must be strings/]
-        if (utf8(t) === 0 || utf8(t) > 256) return [RANGE, /entries must be 1 to 256 bytes/]
+        if (typeof t !== 'string' || t === '') return [TYPE, /\]\s*must be a non-empty string/]
+        if (utf8(t) > 256) return [RANGE, /\] must be at most 256 bytes as UTF-8/]
         if (t.includes('\0')) return [TYPE, /NUL/]
         if (!wellFormed(t)) return [TYPE, /well-formed/]
       }

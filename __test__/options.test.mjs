@@ -66,7 +66,8 @@ test('valid options, including every documented field, are accepted', () => {
 
 test('wrong types are TypeErrors naming the field', () => {
   rejects({ maxAttempts: '3' }, TypeError, /options\.maxAttempts must be a number \(got string "3"\)/)
-  rejects({ serviceName: 3 }, TypeError, /options\.serviceName must be a string/)
+  rejects({ serviceName: 3 }, TypeError, /options\.serviceName must be a non-empty string \(got number 3\)/)
+  rejects({ workerNodeId: '' }, TypeError, /options\.workerNodeId must be a non-empty string/)
   rejects({ workerTagFilter: 5 }, TypeError, /options\.workerTagFilter must be an object/)
   rejects({ workerTagFilter: { tags: 'gpu' } }, TypeError, /options\.workerTagFilter\.tags must be an array/)
   rejects('fast', TypeError, /options must be an object/)
@@ -86,7 +87,7 @@ test('negative and out-of-range values are RangeErrors with the bounds', () => {
   rejects({ redeliveryBackoffJitter: 1.5 }, RangeError, /options\.redeliveryBackoffJitter must be between 0 and 1/)
   rejects({ workerTagFilter: { tags: [] } }, RangeError, /workerTagFilter\.tags must hold 1 to 5 tags \(got 0\)/)
   rejects({ workerTagFilter: { tags: ['a', 'b', 'c', 'd', 'e', 'f'] } }, RangeError, /1 to 5 tags \(got 6\)/)
-  rejects({ workerNodeId: '' }, RangeError, /options\.workerNodeId must be 1 to 256 bytes/)
+  rejects({ workerNodeId: 'x'.repeat(257) }, RangeError, /options\.workerNodeId must be at most 256 bytes as UTF-8 \(got 257\)/)
 })
 
 test('enumerations list their values', () => {
@@ -136,10 +137,14 @@ test('scheduling arguments are validated inside the generator', () => {
   const ctx = new OrchestrationContext(null, 0, { instanceId: 'i', executionId: 1, name: 'O', version: '1.0.0' })
   assert.throws(() => ctx.scheduleTimer(-5), RangeError)
   assert.throws(() => ctx.scheduleTimer(1.5), RangeError)
-  assert.throws(() => ctx.scheduleTimer(3_155_760_000_001), /delayMs must be an integer between 0 and 3155760000000/)
+  assert.throws(() => ctx.scheduleTimer(3_155_760_000_001), /delayMs must be between 0 and 3155760000000/)
   assert.doesNotThrow(() => ctx.scheduleTimer(3_155_760_000_000))
   assert.throws(() => ctx.scheduleActivity('', 1), TypeError)
-  assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: 0 }), /retry\.maxAttempts must be an integer between 1 and 1000/)
+  assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: 0 }), /retry\.maxAttempts must be between 1 and 1000/)
+  assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, {}), { name: 'TypeError', message: 'retry.maxAttempts is required' })
+  assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: '2' }), { name: 'TypeError', message: /retry\.maxAttempts must be a number/ })
+  assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: 2, backoff: { kind: 'exponential', multiplier: '2' } }), TypeError)
+  assert.throws(() => ctx.scheduleTimer('5'), { name: 'TypeError', message: 'delayMs must be a number (got string "5")' })
   assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: 2, backoff: 'sometimes' }), /retry\.backoff must be/)
   assert.throws(() => ctx.scheduleActivityWithRetry('A', 1, { maxAttempts: 2, retries: 3 }), /retry\.retries is not a known option/)
   assert.throws(() => ctx.race(ctx.scheduleTimer(1)), /race\(\) needs at least 2 tasks \(got 1\)/)

@@ -304,7 +304,7 @@ for (const backend of backends('payload')) {
       assert.match(bigStatus, /^RangeError: status must be at most 262144 bytes as UTF-8 \(got 262145\)/)
       assert.match(bigValue, /^RangeError: value of key "k" must be at most 65536 bytes as UTF-8 \(got 65537\)/)
       assert.match(numStatus, /^TypeError: status must be a string/)
-      assert.match(numValue, /^TypeError: value must be a string/)
+      assert.match(numValue, /^TypeError: value of key "k" must be a string \(got number 42\)/)
     })
 
     test('an activity error with NUL and a lone surrogate is stored (sanitized), not lost', async () => {

@@ -86,7 +86,7 @@ test('initTracing validates its options before installing anything', { timeout: 
         [undefined, TypeError, /^options must be an object/],
         [null, TypeError, /^options must be an object/],
         ['file.log', TypeError, /^options must be an object/],
-        [{}, TypeError, /^options\\.logFile must be a non-empty string/],
+        [{}, TypeError, /^options\\.logFile is required$/],
         [{ logFile: '' }, TypeError, /^options\\.logFile must be a non-empty string/],
         [{ logFile: 'a\\0b' }, TypeError, /^options\\.logFile must not contain NUL/],
         [{ logFile: 'x'.repeat(5000) }, RangeError, /^options\\.logFile must be at most 4096/],

@@ -4,13 +4,9 @@ const native = require('./native')
 const { callAsync, SteadfastError } = require('./errors')
 const { decode } = require('./json')
 const args = require('./client-args')
+const { oneOf, requireBoolean, requireSemver } = require('./args')
 const { abortable } = require('./abortable')
-const {
-  requireSemver,
-  requireId,
-  deadLetterListOptions,
-  deadLetterPurgeOptions,
-} = require('./options')
+const { deadLetterListOptions, deadLetterPurgeOptions } = require('./options')
 const { nativeOf } = require('./providers')
 
 const FROM_NATIVE = Symbol('steadfast.client.fromNative')
@@ -78,7 +74,7 @@ class Client {
     args.rootInstanceId('instanceId', instanceId)
     args.name('orchestrationName', orchestrationName)
     const text = args.json('input', input)
-    requireSemver('version', args.name('version', version))
+    requireSemver('version', version)
     await callAsync(() => this.#native.startOrchestrationVersioned(instanceId, orchestrationName, version, text))
   }
 
@@ -123,7 +119,7 @@ class Client {
 
   async cancelInstance(instanceId, reason = '') {
     args.instanceId('instanceId', instanceId)
-    args.text('reason', reason, args.MAX_REASON_BYTES)
+    args.reason('reason', reason)
     await callAsync(() => this.#native.cancelInstance(instanceId, reason))
   }
 
@@ -201,7 +197,7 @@ class Client {
   }
 
   async listInstancesByStatus(status) {
-    args.oneOf('status', status, args.INSTANCE_STATUSES)
+    oneOf('status', status, args.INSTANCE_STATUSES)
     return callAsync(() => this.#native.listInstancesByStatus(status))
   }
 
@@ -254,7 +250,7 @@ class Client {
 
   async deleteInstance(instanceId, force = false) {
     args.instanceId('instanceId', instanceId)
-    args.boolean('force', force)
+    requireBoolean('force', force)
     return callAsync(() => this.#native.deleteInstance(instanceId, force))
   }
 
@@ -280,25 +276,23 @@ class Client {
 
   async listDeadLetters(options) {
     const { instanceId, afterId, limit } = deadLetterListOptions(options)
-    if (instanceId !== undefined) args.instanceId('options.instanceId', instanceId)
     const letters = await callAsync(() => this.#native.listDeadLetters(instanceId, afterId, limit))
     return letters.map(deadLetter)
   }
 
   async getDeadLetter(id) {
-    requireId('id', id)
+    args.deadLetterId('id', id)
     const d = await callAsync(() => this.#native.getDeadLetter(id))
     return d == null ? null : deadLetter(d)
   }
 
   async requeueDeadLetter(id) {
-    requireId('id', id)
+    args.deadLetterId('id', id)
     return callAsync(() => this.#native.requeueDeadLetter(id))
   }
 
   async purgeDeadLetters(options) {
     const { instanceId, deadBeforeMs } = deadLetterPurgeOptions(options)
-    if (instanceId !== undefined) args.instanceId('options.instanceId', instanceId)
     return callAsync(() => this.#native.purgeDeadLetters(instanceId, deadBeforeMs))
   }
 }

@@ -3,11 +3,13 @@
 const { Client } = require('./client')
 const { callSync, typeError, rangeError } = require('./errors')
 const { encode } = require('./json')
-const { requireString, requireNonNegativeInt, requireSemver, describeValue } = require('./options')
-const { checkKvValue, checkKvKeyCount, checkCustomStatus, checkTag, checkRootInstanceId } = require('./limits')
+const { requireString, requireSemver, requireInstance, requireArray, integer } = require('./args')
+const { applyTable, applyOptionalTable } = require('./options')
+const { ACTIVITY_FIELDS, SUB_ORCHESTRATION_FIELDS, RETRY_FIELDS } = require('./option-tables')
+const { instanceId: requireInstanceId, rootInstanceId } = require('./client-args')
+const { checkKvValue, checkKvKeyCount, checkCustomStatus, checkTag } = require('./limits')
 
 const DESCRIPTOR = Symbol('steadfast.task.descriptor')
-const MAX_DELAY_MS = 0xffff_ffff
 /**
  * Longest durable timer: 100 years. duroxide takes any u64 of ms; the cap keeps the fire time
  * (now + delay) a safe JS integer and inside every store's time range (PostgreSQL
@@ -29,8 +31,7 @@ class ScheduledTask {
     if (this[DESCRIPTOR].type !== 'activity') {
       throw typeError('ERR_INVALID_ARG_VALUE', 'withTag() applies only to scheduleActivity() tasks')
     }
-    requireString('tag', tag)
-    checkTag(tag)
+    checkTag('tag', tag)
     this[DESCRIPTOR] = { ...this[DESCRIPTOR], tag }
     return this
   }
@@ -44,23 +45,8 @@ function typed(task) {
   return task
 }
 
-function activityOptions(options) {
-  if (options === undefined) return {}
-  if (options === null || typeof options !== 'object') throw typeError('ERR_INVALID_ARG_TYPE', `options must be an object like { sessionId } (got ${describeValue(options)})`)
-  const out = {}
-  for (const key of Object.keys(options)) {
-    if (key === 'sessionId') out.sessionId = requireString('options.sessionId', options.sessionId)
-    else if (key === 'tag') out.tag = checkTag(requireString('options.tag', options.tag))
-    else throw typeError('ERR_INVALID_ARG_VALUE', `options.${key} is not a known option (sessionId, tag)`)
-  }
-  return out
-}
-
-function descriptorOf(task, where) {
-  if (!(task instanceof ScheduledTask)) {
-    throw typeError('ERR_INVALID_ARG_TYPE', `${where} must be a task created by an OrchestrationContext method (got ${describeValue(task)})`)
-  }
-  return task[DESCRIPTOR]
+function descriptorOf(task, name) {
+  return requireInstance(name, task, ScheduledTask, 'a task created by an OrchestrationContext method')[DESCRIPTOR]
 }
 
 function composable(tasks, where) {
@@ -71,61 +57,6 @@ function composable(tasks, where) {
     }
     return d
   })
-}
-
-const BACKOFF_DEFAULTS = {
-  none: { kind: 'none' },
-  fixed: { kind: 'fixed', delayMs: 1000 },
-  linear: { kind: 'linear', baseMs: 100, maxMs: 30_000 },
-  exponential: { kind: 'exponential', baseMs: 100, multiplier: 2, maxMs: 30_000 },
-}
-
-function backoff(value) {
-  if (value === undefined) return undefined
-  if (typeof value === 'string') {
-    const b = BACKOFF_DEFAULTS[value]
-    if (!b) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff must be "none", "fixed", "linear", "exponential" or an object (got ${describeValue(value)})`)
-    return b
-  }
-  if (value === null || typeof value !== 'object') {
-    throw typeError('ERR_INVALID_ARG_TYPE', `retry.backoff must be a string or an object (got ${describeValue(value)})`)
-  }
-  const base = BACKOFF_DEFAULTS[value.kind]
-  if (!base) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff.kind must be "none", "fixed", "linear" or "exponential" (got ${describeValue(value.kind)})`)
-  const out = { ...base }
-  for (const key of Object.keys(value)) {
-    if (key === 'kind') continue
-    if (!(key in base)) throw typeError('ERR_INVALID_ARG_VALUE', `retry.backoff.${key} is not an option of "${value.kind}" backoff`)
-    if (key === 'multiplier') {
-      if (typeof value.multiplier !== 'number' || !Number.isFinite(value.multiplier) || value.multiplier < 1 || value.multiplier > 100) {
-        throw rangeError(`retry.backoff.multiplier must be a number between 1 and 100 (got ${describeValue(value.multiplier)})`)
-      }
-      out.multiplier = value.multiplier
-    } else {
-      out[key] = requireNonNegativeInt(`retry.backoff.${key}`, value[key], MAX_DELAY_MS)
-    }
-  }
-  return out
-}
-
-function retryPolicy(retry) {
-  if (retry === null || typeof retry !== 'object') {
-    throw typeError('ERR_INVALID_ARG_TYPE', `retry must be an object like { maxAttempts: 3 } (got ${describeValue(retry)})`)
-  }
-  for (const key of Object.keys(retry)) {
-    if (!['maxAttempts', 'timeoutMs', 'backoff'].includes(key)) {
-      throw typeError('ERR_INVALID_ARG_VALUE', `retry.${key} is not a known option (maxAttempts, timeoutMs, backoff)`)
-    }
-  }
-  const { maxAttempts, timeoutMs } = retry
-  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
-    throw rangeError(`retry.maxAttempts must be an integer between 1 and 1000 (got ${describeValue(maxAttempts)})`)
-  }
-  const out = { maxAttempts }
-  if (timeoutMs !== undefined) out.timeoutMs = requireNonNegativeInt('retry.timeoutMs', timeoutMs, MAX_DELAY_MS)
-  const b = backoff(retry.backoff)
-  if (b) out.backoff = b
-  return out
 }
 
 /**
@@ -149,7 +80,7 @@ class OrchestrationContext {
 
   scheduleActivity(name, input, options) {
     requireString('name', name)
-    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input'), ...activityOptions(options) })
+    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input'), ...applyOptionalTable('options', options, ACTIVITY_FIELDS) })
   }
 
   /** Run on the worker that holds `sessionId` (all of a session's activities share one worker). */
@@ -160,7 +91,7 @@ class OrchestrationContext {
 
   scheduleActivityWithRetry(name, input, retry) {
     requireString('name', name)
-    return new ScheduledTask({ type: 'activityWithRetry', name, input: encode(input, 'input'), retry: retryPolicy(retry) })
+    return new ScheduledTask({ type: 'activityWithRetry', name, input: encode(input, 'input'), retry: { ...applyTable('retry', retry, RETRY_FIELDS) } })
   }
 
   scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
@@ -171,7 +102,7 @@ class OrchestrationContext {
   }
 
   scheduleTimer(delayMs) {
-    requireNonNegativeInt('delayMs', delayMs, MAX_TIMER_DELAY_MS)
+    integer('delayMs', delayMs, 0, MAX_TIMER_DELAY_MS)
     return new ScheduledTask({ type: 'timer', delayMs })
   }
 
@@ -182,27 +113,22 @@ class OrchestrationContext {
 
   scheduleSubOrchestration(name, input, options) {
     requireString('name', name)
-    const d = { type: 'subOrchestration', name, input: encode(input, 'input') }
-    if (options !== undefined) {
-      if (options === null || typeof options !== 'object') throw typeError('ERR_INVALID_ARG_TYPE', 'options must be an object')
-      for (const key of Object.keys(options)) {
-        if (key !== 'instanceId' && key !== 'version') throw typeError('ERR_INVALID_ARG_VALUE', `options.${key} is not a known option (instanceId, version)`)
-      }
-      if (options.instanceId !== undefined) d.instanceId = requireString('options.instanceId', options.instanceId)
-      if (options.version !== undefined) d.version = requireSemver('options.version', options.version)
-    }
-    return new ScheduledTask(d)
+    return new ScheduledTask({ type: 'subOrchestration', name, input: encode(input, 'input'), ...applyOptionalTable('options', options, SUB_ORCHESTRATION_FIELDS) })
   }
 
   scheduleSubOrchestrationWithId(name, instanceId, input) {
+    requireInstanceId('instanceId', instanceId)
     return this.scheduleSubOrchestration(name, input, { instanceId })
   }
 
   scheduleSubOrchestrationVersioned(name, version, input) {
+    requireSemver('version', version)
     return this.scheduleSubOrchestration(name, input, { version })
   }
 
   scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
+    requireSemver('version', version)
+    requireInstanceId('instanceId', instanceId)
     return this.scheduleSubOrchestration(name, input, { version, instanceId })
   }
 
@@ -214,7 +140,7 @@ class OrchestrationContext {
 
   /** Read key `key` of another instance (a recorded system activity); yields the string or null. */
   getValueFromInstance(instanceId, key) {
-    requireString('instanceId', instanceId)
+    requireInstanceId('instanceId', instanceId)
     requireString('key', key)
     return new ScheduledTask({ type: 'getValueFromInstance', instanceId, key })
   }
@@ -230,7 +156,7 @@ class OrchestrationContext {
 
   #detached(name, version, instanceId, input) {
     requireString('name', name)
-    checkRootInstanceId('instanceId', requireString('instanceId', instanceId))
+    rootInstanceId('instanceId', instanceId)
     const d = { type: 'startOrchestration', name, instanceId, input: encode(input, 'input') }
     if (version !== undefined) d.version = version
     return new ScheduledTask(d)
@@ -255,13 +181,12 @@ class OrchestrationContext {
   }
 
   all(tasks) {
-    if (!Array.isArray(tasks)) throw typeError('ERR_INVALID_ARG_TYPE', 'all() takes an array of tasks')
-    return new ScheduledTask({ type: 'all', tasks: composable(tasks, 'tasks') })
+    return new ScheduledTask({ type: 'all', tasks: composable(requireArray('tasks', tasks, 0, Infinity, 'tasks'), 'tasks') })
   }
 
   race(...tasks) {
     const list = tasks.length === 1 && Array.isArray(tasks[0]) ? tasks[0] : tasks
-    if (list.length < 2) throw rangeError(`race() needs at least 2 tasks (got ${list.length})`)
+    if (list.length < 2) throw rangeError(`tasks: race() needs at least 2 tasks (got ${list.length})`)
     return new ScheduledTask({ type: 'race', tasks: composable(list, 'tasks') })
   }
 
@@ -280,7 +205,6 @@ class OrchestrationContext {
 
   setValue(key, value) {
     requireString('key', key)
-    if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', 'value must be a string (JSON.stringify objects)')
     checkKvValue(key, value)
     checkKvKeyCount(key, this.getValue(key) !== null, this.getKvLength())
     callSync(() => this.#native.orchSetValue(this.#turn, key, value))
@@ -317,7 +241,7 @@ class OrchestrationContext {
   /** Clear the keys last written before `cutoffMs` (ms since the epoch); returns how many. A replayed
    *  setValue is stamped again, so this prunes keys carried over by continue-as-new. */
   pruneKvValuesUpdatedBefore(cutoffMs) {
-    requireNonNegativeInt('cutoffMs', cutoffMs, Number.MAX_SAFE_INTEGER)
+    integer('cutoffMs', cutoffMs, 0, Number.MAX_SAFE_INTEGER)
     return callSync(() => this.#native.orchPruneValuesUpdatedBefore(this.#turn, cutoffMs))
   }
 

@@ -67,7 +67,7 @@ export interface PostgresConnectOptions {
   statementLockTimeoutMs?: number
   /** Server `statement_timeout` per statement, 1–3600000 ms (not applied in `sessionFree` mode; migrations run without it). A claim that runs out of it while reading its instance counts the attempt, so the attempt ceiling ends an instance that always does. Default 60000. */
   statementTimeoutMs?: number
-  /** `"listen"`: long polling with LISTEN/NOTIFY (default). `"sessionFree"`: short polling, no session state (PgBouncer transaction mode). */
+  /** `"listen"`: long polling with LISTEN/NOTIFY. `"sessionFree"`: short polling, no session state (PgBouncer transaction mode). Default `"listen"`. */
   polling?: 'listen' | 'sessionFree'
   /** Apply pending migrations on connect. Default true; when false, connecting fails unless the schema is current. */
   runMigrations?: boolean
@@ -180,9 +180,9 @@ export interface DeadLetter {
 
 /** Options of {@link Client.listDeadLetters}. Unknown keys are rejected (`TypeError`). */
 export interface ListDeadLettersOptions {
-  /** Only this instance's dead letters (non-empty). Default: all instances. */
+  /** Only this instance's dead letters (an instance id, 1–1024 bytes). Default: all instances. */
   instanceId?: string
-  /** Keyset paging: only ids greater than this (an integer ≥ 0; pass the last id of the previous page). Default 0. */
+  /** Keyset paging: only ids greater than this, 0–9007199254740991 (pass the last id of the previous page). Default 0. */
   afterId?: number
   /** Page size, an integer 1–10000. Default 100. */
   limit?: number
@@ -190,9 +190,9 @@ export interface ListDeadLettersOptions {
 
 /** Options of {@link Client.purgeDeadLetters}. Unknown keys are rejected (`TypeError`). */
 export interface PurgeDeadLettersOptions {
-  /** Only this instance's dead letters (non-empty). Default: all instances. */
+  /** Only this instance's dead letters (an instance id, 1–1024 bytes). Default: all instances. */
   instanceId?: string
-  /** Only those dead strictly before this time, ms since the epoch (an integer ≥ 0, e.g. `Date.now() - 86_400_000`). Default: any time. */
+  /** Only those dead strictly before this time, ms since the epoch, 0–8640000000000000 (e.g. `Date.now() - 86_400_000`). Default: any time. */
   deadBeforeMs?: number
 }
 
@@ -273,19 +273,19 @@ export interface InstanceTree {
  * rejected (`TypeError`).
  */
 export interface InstanceFilter {
-  /** Only these instances (at most 10000 ids, each a valid instance id). */
+  /** Only these instances (at most 10000 ids, each a valid instance id). Default: any instance. */
   instanceIds?: string[]
-  /** Only instances whose current execution completed before this time, ms since the epoch (integer ≥ 0). */
+  /** Only instances whose current execution completed before this time, ms since the epoch (0–9007199254740991). Default: any time. */
   completedBefore?: number
-  /** At most this many instances, 1–10000. duroxide's default: 1000. */
+  /** At most this many instances, 1–10000. Default 1000 (duroxide's). */
   limit?: number
 }
 
 /** Which executions {@link Client.pruneExecutions} deletes; the current execution never is. Unknown keys are rejected. */
 export interface PruneOptions {
-  /** Keep the newest N executions (integer ≥ 0; 0 and 1 both keep only the current one). Default: keep only the current one. */
+  /** Keep the newest N executions, 0–4294967295 (0 and 1 both keep only the current one). Default: keep only the current one. */
   keepLast?: number
-  /** Only executions completed before this time, ms since the epoch (integer ≥ 0). */
+  /** Only executions completed before this time, ms since the epoch (0–9007199254740991). Default: any time. */
   completedBefore?: number
 }
 
@@ -475,7 +475,7 @@ export type Backoff =
 export interface RetryPolicy {
   /** Total attempts, 1–1000 (required). */
   maxAttempts: number
-  /** Per-attempt timeout in ms; a timed-out attempt is not retried. Default: none. */
+  /** Per-attempt timeout in ms, 0–4294967295; a timed-out attempt is not retried. Default: none. */
   timeoutMs?: number
   /**
    * Delay between attempts. Default `'exponential'`: 100 ms × 2^(n−1), capped at 30 s.
@@ -487,16 +487,16 @@ export interface RetryPolicy {
 
 /** Options of {@link OrchestrationContext.scheduleActivity}. */
 export interface ActivityOptions {
-  /** Run on the worker holding this session (see `scheduleActivityOnSession`). */
+  /** Run on the worker holding this session (see `scheduleActivityOnSession`); 1–1024 bytes. Default: none. */
   sessionId?: string
-  /** Same as `.withTag(tag)`; at most 256 bytes. */
+  /** Same as `.withTag(tag)`; 1–256 bytes. Default: none (untagged). */
   tag?: string
 }
 
 export interface SubOrchestrationOptions {
-  /** Child instance id (default: generated from the parent's). */
+  /** Child instance id, 1–1024 bytes. Default: generated from the parent's. */
   instanceId?: string
-  /** Child version (default: latest registered). */
+  /** Child version, a semantic version. Default: latest registered. */
   version?: string
 }
 
@@ -732,9 +732,9 @@ export interface RuntimeOptions {
    * when set, replaces the whole filter. Default `'info'`.
    */
   logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off'
-  /** Service name in logs and metrics. Default `'duroxide'`. */
+  /** Service name in logs and metrics (1–256 bytes). Default `'duroxide'`. */
   serviceName?: string
-  /** Service version in logs and metrics. Default: none. */
+  /** Service version in logs and metrics (1–256 bytes). Default: none. */
   serviceVersion?: string
   /** Gauge refresh interval, 1–86400000. Default 60000. */
   gaugePollIntervalMs?: number

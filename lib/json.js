@@ -1,7 +1,7 @@
 'use strict'
 
 const { typeError, rangeError, describe } = require('./errors')
-const { checkText, LONE_SURROGATE } = require('./text')
+const { LONE_SURROGATE } = require('./text')
 
 /** Largest payload (input, event data, result, output, custom status, value), as UTF-8 JSON text. */
 const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
@@ -10,8 +10,6 @@ const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
  * recursion limit (128) would otherwise turn a deeper value silently into a string.
  */
 const MAX_PAYLOAD_DEPTH = 100
-/** duroxide's own limits (runtime::limits): above them it fails the whole orchestration. */
-
 /** Thrown from the replacer so the catch below can tell it from JSON.stringify's own errors. */
 class PayloadError extends Error {}
 class PayloadDepthError extends Error {}
@@ -87,14 +85,6 @@ function encode(value, what) {
   return text
 }
 
-/** A string stored as is (custom status, KV value): at most `maxBytes`, no NUL, no lone surrogate. */
-function requirePayloadText(what, value, maxBytes) {
-  if (typeof value !== 'string') throw typeError('ERR_INVALID_ARG_TYPE', `${what} must be a string`)
-  const problem = checkText(value, maxBytes)
-  if (problem) throw problem.kind === 'size' ? rangeError(`${what} ${problem.rule}`) : typeError('ERR_INVALID_ARG_VALUE', `${what} ${problem.rule}`)
-  return value
-}
-
 /** Parse JSON text from Rust; empty means `undefined`, non-JSON stays a string. */
 function decode(text) {
   if (text === undefined || text === null || text === '') return undefined
@@ -105,4 +95,4 @@ function decode(text) {
   }
 }
 
-module.exports = { encode, decode, requirePayloadText, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }
+module.exports = { encode, decode, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }

@@ -5,9 +5,10 @@
 // the context method turns that into an error thrown at the offending line instead.
 
 const { rangeError, typeError } = require('./errors')
-const { MAX_TAG_NAME_BYTES, MAX_WORKER_TAGS } = require('./options')
-const { requirePayloadText } = require('./json')
+const { requireString, requireText } = require('./args')
 
+const MAX_WORKER_TAGS = 5
+const MAX_TAG_NAME_BYTES = 256
 const MAX_KV_KEYS = 150
 const MAX_KV_VALUE_BYTES = 64 * 1024
 const MAX_CUSTOM_STATUS_BYTES = 256 * 1024
@@ -15,14 +16,8 @@ const MAX_CUSTOM_STATUS_BYTES = 256 * 1024
 const RESERVED_SUB_PREFIX = 'sub::'
 const RESERVED_SUB_INFIX = '::sub::'
 
-function requireMaxBytes(name, value, max) {
-  const bytes = Buffer.byteLength(value, 'utf8')
-  if (bytes > max) throw rangeError(`${name} must be at most ${max} bytes in UTF-8 (got ${bytes})`)
-  return value
-}
-
 function checkKvValue(key, value) {
-  return requirePayloadText(`value of key "${key}"`, value, MAX_KV_VALUE_BYTES)
+  return requireText(`value of key "${key}"`, value, MAX_KV_VALUE_BYTES)
 }
 
 /** `currentKeys` includes `key` when it is already set (an overwrite adds no key). */
@@ -33,14 +28,14 @@ function checkKvKeyCount(key, hasKey, currentKeys) {
 }
 
 function checkCustomStatus(status) {
-  return requirePayloadText('status', status, MAX_CUSTOM_STATUS_BYTES)
+  return requireText('status', status, MAX_CUSTOM_STATUS_BYTES)
 }
 
-function checkTag(tag) {
-  return requireMaxBytes('tag', tag, MAX_TAG_NAME_BYTES)
+function checkTag(name, tag) {
+  return requireString(name, tag, MAX_TAG_NAME_BYTES)
 }
 
-/** duroxide panics on a detached start whose id uses its generated-id markers. */
+/** duroxide panics on a start whose top-level id uses its generated-id markers. */
 function checkRootInstanceId(name, id) {
   if (id.startsWith(RESERVED_SUB_PREFIX) || id.includes(RESERVED_SUB_INFIX)) {
     throw typeError('ERR_INVALID_ARG_VALUE', `${name} must not start with "${RESERVED_SUB_PREFIX}" or contain "${RESERVED_SUB_INFIX}" (reserved for generated sub-orchestration ids; got ${JSON.stringify(id)})`)

@@ -2,7 +2,9 @@
 
 const native = require('./native')
 const { callAsync, typeError } = require('./errors')
-const { postgresOptions, requireString } = require('./options')
+const { postgresOptions } = require('./options')
+const { requireString, requireInstance } = require('./args')
+const { MAX_PATH_BYTES } = require('./option-tables')
 
 const CONSTRUCT = Symbol('steadfast.provider.construct')
 
@@ -25,7 +27,7 @@ class Provider {
 /** duroxide's bundled SQLite provider. */
 class SqliteProvider extends Provider {
   static async open(path) {
-    requireString('path', path, 4096)
+    requireString('path', path, MAX_PATH_BYTES)
     return new SqliteProvider(CONSTRUCT, await callAsync(() => native.openSqlite(path)))
   }
 
@@ -60,11 +62,8 @@ class PostgresProvider extends Provider {
   }
 }
 
-function nativeOf(provider, what) {
-  if (!(provider instanceof Provider)) {
-    throw typeError('ERR_INVALID_ARG_TYPE', `${what} must be a SqliteProvider or PostgresProvider`)
-  }
-  return provider._native
+function nativeOf(provider, name) {
+  return requireInstance(name, provider, Provider, 'a SqliteProvider or PostgresProvider')._native
 }
 
 module.exports = { Provider, SqliteProvider, PostgresProvider, nativeOf }

@@ -8,7 +8,9 @@ const { decode, encode } = require('./json')
 const { sanitizeMessage } = require('./text')
 const { runWithDeadline, StepDeadlineExceeded } = require('./step-guard')
 const { failureOf, errorOf, messageOf } = require('./failure')
-const { runtimeOptions, heartbeatIntervalMs, retriedStepDeadlineMs, requireString, requireSemver, requireNonNegativeInt } = require('./options')
+const { runtimeOptions, heartbeatIntervalMs, retriedStepDeadlineMs } = require('./options')
+const { requireString, requireSemver, requireFunction, requireInstance, integer } = require('./args')
+const { MAX_TIMEOUT_MS } = require('./option-tables')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
 
@@ -106,9 +108,9 @@ class Runtime extends EventEmitter {
 
   registerActivity(name, fn) {
     requireString('name', name)
-    if (name.startsWith(RESERVED_PREFIX)) throw typeError('ERR_INVALID_ARG_VALUE', `activity names starting with "${RESERVED_PREFIX}" are reserved`)
-    if (typeof fn !== 'function') throw typeError('ERR_INVALID_ARG_TYPE', `activity "${name}" must be a function`)
-    if (this.#activities.has(name)) throw typeError('ERR_INVALID_ARG_VALUE', `activity "${name}" is already registered`)
+    if (name.startsWith(RESERVED_PREFIX)) throw typeError('ERR_INVALID_ARG_VALUE', `name must not start with "${RESERVED_PREFIX}" (reserved for duroxide's system activities)`)
+    requireFunction('fn', fn)
+    if (this.#activities.has(name)) throw typeError('ERR_INVALID_ARG_VALUE', `name must be unique: activity "${name}" is already registered`)
     const nativeRuntime = this.#native
     const calls = this.#activityCalls
     const run = async (request) => {
@@ -167,12 +169,10 @@ class Runtime extends EventEmitter {
 
   #registerOrchestration(name, version, fn) {
     requireString('name', name)
-    if (!(fn instanceof GeneratorFunction)) {
-      throw typeError('ERR_INVALID_ARG_TYPE', `orchestration "${name}" must be a generator function (function*)`)
-    }
+    requireInstance('fn', fn, GeneratorFunction, 'a generator function*')
     const versions = this.#orchestrations.get(name) ?? new Map()
     if (versions.has(version)) {
-      throw typeError('ERR_INVALID_ARG_VALUE', `orchestration "${name}" version ${version} is already registered`)
+      throw typeError('ERR_INVALID_ARG_VALUE', `name and version must be unique: orchestration "${name}" version ${version} is already registered`)
     }
     callSync(() => this.#native.registerOrchestration(name, version))
     versions.set(version, fn)
@@ -202,7 +202,7 @@ class Runtime extends EventEmitter {
 
   /** Stop; in-flight work gets `timeoutMs` (default 1000) to finish. No-op when not running. */
   async shutdown(timeoutMs) {
-    if (timeoutMs !== undefined) requireNonNegativeInt('timeoutMs', timeoutMs)
+    if (timeoutMs !== undefined) integer('timeoutMs', timeoutMs, 0, MAX_TIMEOUT_MS)
     try {
       await callAsync(() => this.#native.shutdown(timeoutMs))
     } finally {

@@ -6,23 +6,16 @@
 
 const native = require('./native')
 const { callSync } = require('./errors')
-const args = require('./client-args')
-
-const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace', 'off']
-const LOG_FORMATS = ['json', 'pretty', 'compact']
-/** Longest log file path, in UTF-8 bytes (Linux PATH_MAX). */
-const MAX_PATH_BYTES = 4096
+const { applyTable } = require('./options')
+const { TRACING_FIELDS } = require('./option-tables')
 
 /**
  * Install a process-wide subscriber that appends to `options.logFile`. Call once, before the
  * first `Runtime.start()` (which otherwise installs duroxide's stdout subscriber).
  */
 function initTracing(options) {
-  const get = args.fields('options', options, ['logFile', 'logLevel', 'logFormat'])
-  const out = { logFile: args.name('options.logFile', get('logFile'), MAX_PATH_BYTES) }
-  if (get('logLevel') !== undefined) out.logLevel = args.oneOf('options.logLevel', get('logLevel'), LOG_LEVELS)
-  if (get('logFormat') !== undefined) out.logFormat = args.oneOf('options.logFormat', get('logFormat'), LOG_FORMATS)
-  callSync(() => native.initTracing(out))
+  const checked = { ...applyTable('options', options, TRACING_FIELDS) }
+  callSync(() => native.initTracing(checked))
 }
 
 module.exports = { initTracing }
