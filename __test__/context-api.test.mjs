@@ -5,19 +5,9 @@
 // checked in JS (the instance keeps running instead of being failed after the turn).
 import { describe, test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { steadfast, FAST, uid, until, backends } from './helpers.mjs'
+import { steadfast, FAST, uid, until, backends, thrown } from './helpers.mjs'
 
 const { Runtime, Client, MAX_KV_KEYS, MAX_KV_VALUE_BYTES, MAX_CUSTOM_STATUS_BYTES } = steadfast
-
-/** Run `fn` and return what it threw as { name, message } (null when it did not throw). */
-function thrown(fn) {
-  try {
-    fn()
-    return null
-  } catch (e) {
-    return { name: e.name, message: e.message }
-  }
-}
 
 function register(rt, flakyAttempts) {
   rt.registerActivity('WhoAmI', async (ctx, n) => ({ n, sessionId: ctx.sessionId, workerId: ctx.workerId }))

@@ -37,6 +37,19 @@ export function uid(prefix = 'i') {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * Run `fn` and return what it threw as { name, code, message }, null when it did not throw
+ * (plain data, so an orchestration can return it for the test to check).
+ */
+export function thrown(fn) {
+  try {
+    fn()
+    return null
+  } catch (e) {
+    return { name: e.name, code: e.code, message: e.message }
+  }
+}
+
 /** Poll `fn` until it returns a truthy value or `timeoutMs` passes. */
 export async function until(fn, timeoutMs = 10_000, what = 'condition') {
   const deadline = Date.now() + timeoutMs

@@ -26,6 +26,7 @@ const DOCS_HEADINGS = {
   InstanceFilter: '#### Bulk `filter`',
   PruneOptions: '#### Prune `options`',
   WaitOptions: '#### Wait `options`',
+  OrchestrationWaitOptions: '#### Orchestration wait `options`',
   TracingOptions: '### `initTracing(options)` and limits',
   ActivityOptions: '#### Activity `options`',
   SubOrchestrationOptions: '#### Sub-orchestration `options`',
@@ -62,6 +63,8 @@ function rangeText(rule) {
       return `≤ ${rule.max} instance ids`
     case 'abortSignal':
       return code('AbortSignal')
+    case 'orchestrationRef':
+      return `a ${code('defineOrchestration')} reference`
     case 'backoff':
       return `${Object.keys(tables.BACKOFFS).map(quoted).join(', ')} or ${code('{ kind, … }')}`
     default:
@@ -97,6 +100,8 @@ function typeText(rule) {
       return 'string[]'
     case 'abortSignal':
       return 'AbortSignal'
+    case 'orchestrationRef':
+      return 'OrchestrationRef'
     case 'backoff':
       return 'Backoff'
     default:

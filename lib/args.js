@@ -108,6 +108,13 @@ function requireInstance(name, value, Class, what) {
   return value
 }
 
+const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
+
+/** A `function*`: what an orchestration is. */
+function requireGeneratorFunction(name, value) {
+  return requireInstance(name, value, GeneratorFunction, 'a generator function*')
+}
+
 /**
  * An array of `min` to `max` entries (`noun` names them), copied once: a Proxy or a
  * getter-backed array could change between the check and the use.
@@ -216,6 +223,7 @@ module.exports = {
   requireSemver,
   requireFunction,
   requireInstance,
+  requireGeneratorFunction,
   requireArray,
   readOptions,
 }

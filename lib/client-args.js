@@ -7,7 +7,8 @@ const args = require('./args')
 const { encode } = require('./json')
 const { checkRootInstanceId } = require('./limits')
 const { applyTable, applyOptionalTable } = require('./options')
-const { MAX_INSTANCE_ID_BYTES, MAX_TIMEOUT_MS, INSTANCE_FILTER_FIELDS, PRUNE_FIELDS, WAIT_FIELDS } = require('./option-tables')
+const { orchestrationTarget } = require('./refs')
+const { MAX_INSTANCE_ID_BYTES, MAX_TIMEOUT_MS, INSTANCE_FILTER_FIELDS, PRUNE_FIELDS, WAIT_FIELDS, ORCHESTRATION_WAIT_FIELDS } = require('./option-tables')
 
 /** Longest cancellation reason, in UTF-8 bytes. */
 const MAX_REASON_BYTES = 64 * 1024
@@ -17,6 +18,11 @@ const INSTANCE_STATUSES = Object.freeze(['Running', 'Completed', 'Failed', 'Cont
 /** An orchestration, event, queue or key name. */
 function name(arg, value) {
   return args.requireString(arg, value)
+}
+
+/** An orchestration's name or defineOrchestration*() reference, as `{ name, version? }`. */
+function orchestration(arg, value) {
+  return orchestrationTarget(arg, value)
 }
 
 function instanceId(arg, value) {
@@ -76,9 +82,15 @@ function waitOptions(arg, value) {
   return applyOptionalTable(arg, value, WAIT_FIELDS).signal
 }
 
+/** `{ signal?, orchestration? }` of an orchestration wait. */
+function orchestrationWaitOptions(arg, value) {
+  return applyOptionalTable(arg, value, ORCHESTRATION_WAIT_FIELDS)
+}
+
 module.exports = {
   INSTANCE_STATUSES,
   name,
+  orchestration,
   instanceId,
   rootInstanceId,
   reason,
@@ -90,4 +102,5 @@ module.exports = {
   instanceFilter,
   pruneOptions,
   waitOptions,
+  orchestrationWaitOptions,
 }

@@ -1,13 +1,14 @@
 'use strict'
 
 const native = require('./native')
-const { callAsync, SteadfastError } = require('./errors')
+const { callAsync, SteadfastError, typeError } = require('./errors')
 const { decode } = require('./json')
 const args = require('./client-args')
 const { oneOf, requireBoolean, requireSemver } = require('./args')
 const { abortable } = require('./abortable')
 const { deadLetterListOptions, deadLetterPurgeOptions } = require('./options')
 const { nativeOf } = require('./providers')
+const { versionOf } = require('./refs')
 
 const FROM_NATIVE = Symbol('steadfast.client.fromNative')
 
@@ -65,17 +66,23 @@ class Client {
 
   async startOrchestration(instanceId, orchestrationName, input) {
     args.rootInstanceId('instanceId', instanceId)
-    args.name('orchestrationName', orchestrationName)
+    const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
-    await callAsync(() => this.#native.startOrchestration(instanceId, orchestrationName, text))
+    await this.#start(instanceId, orchestration.name, text, orchestration.version)
   }
 
   async startOrchestrationVersioned(instanceId, orchestrationName, input, version) {
     args.rootInstanceId('instanceId', instanceId)
-    args.name('orchestrationName', orchestrationName)
+    const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
     requireSemver('version', version)
-    await callAsync(() => this.#native.startOrchestrationVersioned(instanceId, orchestrationName, version, text))
+    await this.#start(instanceId, orchestration.name, text, versionOf('version', orchestration, version))
+  }
+
+  /** Start `name` at `version`, or at the latest registered one when it is undefined. */
+  #start(instanceId, name, text, version) {
+    if (version === undefined) return callAsync(() => this.#native.startOrchestration(instanceId, name, text))
+    return callAsync(() => this.#native.startOrchestrationVersioned(instanceId, name, version, text))
   }
 
   async getStatus(instanceId) {
@@ -86,8 +93,21 @@ class Client {
   async waitForOrchestration(instanceId, timeoutMs = DEFAULT_TIMEOUT_MS, options) {
     args.instanceId('instanceId', instanceId)
     args.timeoutMs('timeoutMs', timeoutMs)
-    const signal = args.waitOptions('options', options)
-    return status(await abortable(signal, (waitId) => callAsync(() => this.#native.waitForOrchestration(instanceId, timeoutMs, waitId))))
+    const { signal, orchestration } = args.orchestrationWaitOptions('options', options)
+    const s = status(await abortable(signal, (waitId) => callAsync(() => this.#native.waitForOrchestration(instanceId, timeoutMs, waitId))))
+    if (orchestration) await this.#requireInstanceOf(instanceId, orchestration)
+    return s
+  }
+
+  /** `options.orchestration` types the output, so the instance must really run that orchestration. */
+  async #requireInstanceOf(instanceId, orchestration) {
+    const { orchestrationName } = await callAsync(() => this.#native.getInstanceInfo(instanceId))
+    if (orchestrationName !== orchestration.name) {
+      throw typeError(
+        'ERR_INVALID_ARG_VALUE',
+        `options.orchestration must be a reference to "${orchestrationName}", the orchestration instance ${JSON.stringify(instanceId)} runs (got a reference to "${orchestration.name}")`,
+      )
+    }
   }
 
   async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = DEFAULT_TIMEOUT_MS, options) {

@@ -8,6 +8,7 @@ const { applyTable, applyOptionalTable } = require('./options')
 const { ACTIVITY_FIELDS, SUB_ORCHESTRATION_FIELDS, RETRY_FIELDS } = require('./option-tables')
 const { instanceId: requireInstanceId, rootInstanceId } = require('./client-args')
 const { checkKvValue, checkKvKeyCount, checkCustomStatus, checkTag } = require('./limits')
+const { activityName, orchestrationTarget, versionOf } = require('./refs')
 
 const DESCRIPTOR = Symbol('steadfast.task.descriptor')
 /**
@@ -24,6 +25,14 @@ const MAX_TIMER_DELAY_MS = 100 * 365.25 * 24 * 3600 * 1000
 class ScheduledTask {
   constructor(descriptor) {
     this[DESCRIPTOR] = descriptor
+  }
+
+  /**
+   * `yield* task`: the delegation yields the task itself, so the driver sees what a plain
+   * `yield task` gives it, and returns the result; TypeScript types this form (not `yield`).
+   */
+  *[Symbol.iterator]() {
+    return yield this
   }
 
   /** Route an activity to workers whose tag filter accepts `tag`. */
@@ -79,8 +88,8 @@ class OrchestrationContext {
   }
 
   scheduleActivity(name, input, options) {
-    requireString('name', name)
-    return new ScheduledTask({ type: 'activity', name, input: encode(input, 'input'), ...applyOptionalTable('options', options, ACTIVITY_FIELDS) })
+    const activity = activityName('name', name)
+    return new ScheduledTask({ type: 'activity', name: activity, input: encode(input, 'input'), ...applyOptionalTable('options', options, ACTIVITY_FIELDS) })
   }
 
   /** Run on the worker that holds `sessionId` (all of a session's activities share one worker). */
@@ -90,8 +99,8 @@ class OrchestrationContext {
   }
 
   scheduleActivityWithRetry(name, input, retry) {
-    requireString('name', name)
-    return new ScheduledTask({ type: 'activityWithRetry', name, input: encode(input, 'input'), retry: { ...applyTable('retry', retry, RETRY_FIELDS) } })
+    const activity = activityName('name', name)
+    return new ScheduledTask({ type: 'activityWithRetry', name: activity, input: encode(input, 'input'), retry: { ...applyTable('retry', retry, RETRY_FIELDS) } })
   }
 
   scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
@@ -112,8 +121,11 @@ class OrchestrationContext {
   }
 
   scheduleSubOrchestration(name, input, options) {
-    requireString('name', name)
-    return new ScheduledTask({ type: 'subOrchestration', name, input: encode(input, 'input'), ...applyOptionalTable('options', options, SUB_ORCHESTRATION_FIELDS) })
+    const orchestration = orchestrationTarget('name', name)
+    const d = { type: 'subOrchestration', name: orchestration.name, input: encode(input, 'input'), ...applyOptionalTable('options', options, SUB_ORCHESTRATION_FIELDS) }
+    const version = versionOf('options.version', orchestration, d.version)
+    if (version !== undefined) d.version = version
+    return new ScheduledTask(d)
   }
 
   scheduleSubOrchestrationWithId(name, instanceId, input) {
@@ -123,11 +135,13 @@ class OrchestrationContext {
 
   scheduleSubOrchestrationVersioned(name, version, input) {
     requireSemver('version', version)
+    versionOf('version', orchestrationTarget('name', name), version)
     return this.scheduleSubOrchestration(name, input, { version })
   }
 
   scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
     requireSemver('version', version)
+    versionOf('version', orchestrationTarget('name', name), version)
     requireInstanceId('instanceId', instanceId)
     return this.scheduleSubOrchestration(name, input, { version, instanceId })
   }
@@ -155,10 +169,11 @@ class OrchestrationContext {
   }
 
   #detached(name, version, instanceId, input) {
-    requireString('name', name)
+    const orchestration = orchestrationTarget('name', name)
     rootInstanceId('instanceId', instanceId)
-    const d = { type: 'startOrchestration', name, instanceId, input: encode(input, 'input') }
-    if (version !== undefined) d.version = version
+    const d = { type: 'startOrchestration', name: orchestration.name, instanceId, input: encode(input, 'input') }
+    const pinned = versionOf('version', orchestration, version)
+    if (pinned !== undefined) d.version = pinned
     return new ScheduledTask(d)
   }
 

@@ -104,10 +104,11 @@ export type Provider = SqliteProvider | PostgresProvider
 // Client
 // ---------------------------------------------------------------------------------------
 
-export interface OrchestrationStatus {
+/** An instance's status; `O` is the output's type, known when a wait is given an {@link OrchestrationRef}. */
+export interface OrchestrationStatus<O = any> {
   status: 'NotFound' | 'Running' | 'Completed' | 'Failed'
   /** The orchestration's return value, parsed from JSON (Completed only). */
-  output?: any
+  output?: O
   /** Failure message (Failed only). */
   error?: string
   /** `application`, `infrastructure`, `configuration` or `poison` (Failed only). */
@@ -302,6 +303,24 @@ export interface WaitOptions {
 }
 
 /**
+ * Options of {@link Client.waitForOrchestration} and {@link Client.waitForOrchestrationTyped}.
+ * Unknown keys are rejected (`TypeError`).
+ */
+export interface OrchestrationWaitOptions {
+  /** Ends the wait early: it rejects with `signal.reason` (an already aborted signal, at once). */
+  signal?: AbortSignal
+  /**
+   * The orchestration the instance runs, as a {@link defineOrchestration} reference: the output
+   * gets its output type. Once the instance ended, the wait reads its orchestration's name and
+   * rejects with a `TypeError` when it is another. Default: none.
+   */
+  orchestration?: OrchestrationRef
+}
+
+/** {@link OrchestrationWaitOptions} with the reference that types the output as `O`. */
+export type TypedWaitOptions<O> = OrchestrationWaitOptions & { orchestration: OrchestrationRef<any, O> }
+
+/**
  * Starts, signals, inspects and deletes orchestration instances. Inputs are `JSON.stringify`'d,
  * strictly: at most 16 MiB and 100 levels deep, no BigInt, function, symbol, NaN, ±Infinity,
  * cycle or lone surrogate (TypeError/RangeError; see docs/input-rules.md). Instance ids and
@@ -320,6 +339,11 @@ export class Client {
    * An id that already exists is not an error: the runtime consumes and ignores the extra start.
    */
   startOrchestration(instanceId: string, orchestrationName: string, input?: unknown): Promise<void>
+  /**
+   * Start an instance of a {@link defineOrchestration} reference: its version when it has one,
+   * else the latest registered. `input` must be of the reference's input type.
+   */
+  startOrchestration<R extends OrchestrationRef>(instanceId: string, orchestration: R, ...input: InputArgs<InputOf<R>>): Promise<void>
   /** Start an instance pinned to `version` (a semantic version like `"1.2.0"`). */
   startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string): Promise<void>
   /** Current status; `output` is parsed from JSON (duroxide-node leaves it as text). Unknown ids give `NotFound`. */
@@ -328,8 +352,11 @@ export class Client {
    * Wait until the instance completes or fails; `output` is parsed from JSON.
    * Rejects with `code: 'ERR_STEADFAST_TIMEOUT'` after `timeoutMs` (default 30000), and with
    * `options.signal.reason` once that signal aborts (the wait then stops, natively too).
+   * With `options.orchestration` (a {@link defineOrchestration} reference) the output is typed
+   * by it (see {@link OrchestrationWaitOptions}).
    */
-  waitForOrchestration(instanceId: string, timeoutMs?: number, options?: WaitOptions): Promise<OrchestrationStatus>
+  waitForOrchestration<O>(instanceId: string, timeoutMs: number | undefined, options: TypedWaitOptions<O>): Promise<OrchestrationStatus<O>>
+  waitForOrchestration(instanceId: string, timeoutMs?: number, options?: OrchestrationWaitOptions): Promise<OrchestrationStatus>
   /**
    * Wait until the custom-status version exceeds `lastSeenVersion` (pass the last
    * `customStatusVersion` seen, 0 for any) or the instance is terminal, checking every
@@ -364,9 +391,11 @@ export class Client {
    * Wait for the instance and return its parsed output. A failed instance rejects with a
    * `SteadfastError` of code `ERR_STEADFAST_ORCHESTRATION_FAILED` (message = the failure,
    * `errorCategory` set); a timeout with `ERR_STEADFAST_TIMEOUT`; an abort of
-   * `options.signal` with its reason. Default timeout 30000 ms.
+   * `options.signal` with its reason. Default timeout 30000 ms. With `options.orchestration`
+   * (a {@link defineOrchestration} reference) the output is typed by it.
    */
-  waitForOrchestrationTyped<T = any>(instanceId: string, timeoutMs?: number, options?: WaitOptions): Promise<T>
+  waitForOrchestrationTyped<O>(instanceId: string, timeoutMs: number | undefined, options: TypedWaitOptions<O>): Promise<O>
+  waitForOrchestrationTyped<T = any>(instanceId: string, timeoutMs?: number, options?: OrchestrationWaitOptions): Promise<T>
   /** One value of the instance's key-value store (`ctx.setValue`), or `null`. Values are returned as stored (text). */
   getValue(instanceId: string, key: string): Promise<string | null>
   /**
@@ -444,14 +473,23 @@ export class Client {
 // Orchestrations
 // ---------------------------------------------------------------------------------------
 
-/** A durable task. Only meaningful when `yield`ed from an orchestration generator. */
+/**
+ * A durable task. Only meaningful when `yield`ed from an orchestration generator. TypeScript
+ * cannot type what a plain `yield task` evaluates to (it is `any`); `yield* task` evaluates to
+ * the same result and is typed `T`.
+ */
 export class ScheduledTask<T = any> {
   private constructor()
   /** Route this activity to workers whose `workerTagFilter` accepts `tag` (activities only). */
   withTag(tag: string): this
+  /** What makes `yield* task` work: it yields the task and returns its result. */
+  [Symbol.iterator](): Generator<ScheduledTask<T>, T, any>
   /** @internal type carrier */
   readonly __result?: T
 }
+
+/** The result type of a task. */
+export type ResultOf<Task> = Task extends ScheduledTask<infer T> ? T : never
 
 /** Result of one task inside {@link OrchestrationContext.all}. */
 export type JoinResult<T = any> = { ok: T } | { err: string }
@@ -516,23 +554,37 @@ export class OrchestrationContext {
 
   /** Run activity `name`; yields its result, throws an `Error` with its failure message. */
   scheduleActivity<T = any>(name: string, input?: unknown, options?: ActivityOptions): ScheduledTask<T>
+  /** Run the activity of a {@link defineActivity} reference: `input` and the result are typed by it. */
+  scheduleActivity<R extends ActivityRef>(activity: R, ...inputAndOptions: [...InputArgs<InputOf<R>>, ActivityOptions?]): ScheduledTask<OutputOf<R>>
   /**
    * Run activity `name` on session `sessionId`: every activity of one session runs on the same
    * worker while the session lives (`maxSessionsPerRuntime`, `sessionIdleTimeoutMs`).
    */
   scheduleActivityOnSession<T = any>(name: string, input: unknown, sessionId: string): ScheduledTask<T>
+  scheduleActivityOnSession<R extends ActivityRef>(activity: R, input: InputOf<R>, sessionId: string): ScheduledTask<OutputOf<R>>
   /** Run an activity with retries (see {@link RetryPolicy}). */
   scheduleActivityWithRetry<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
+  scheduleActivityWithRetry<R extends ActivityRef>(activity: R, input: InputOf<R>, retry: RetryPolicy): ScheduledTask<OutputOf<R>>
   /** Retries on a session: every attempt runs on the session's worker. */
   scheduleActivityWithRetryOnSession<T = any>(name: string, input: unknown, retry: RetryPolicy, sessionId: string): ScheduledTask<T>
+  scheduleActivityWithRetryOnSession<R extends ActivityRef>(activity: R, input: InputOf<R>, retry: RetryPolicy, sessionId: string): ScheduledTask<OutputOf<R>>
   /** A durable timer; yields `null` after `delayMs` (integer 0 – 3155760000000: up to 100 years). */
   scheduleTimer(delayMs: number): ScheduledTask<null>
   /** Wait for external event `name` (see {@link Client.raiseEvent}); yields its data. */
   waitForEvent<T = any>(name: string): ScheduledTask<T>
   /** Run a child orchestration; yields its output, throws its failure. */
   scheduleSubOrchestration<T = any>(name: string, input?: unknown, options?: SubOrchestrationOptions): ScheduledTask<T>
+  /**
+   * Run the orchestration of a {@link defineOrchestration} reference as a child (at the
+   * reference's version, if it has one): `input` and the output are typed by it.
+   */
+  scheduleSubOrchestration<R extends OrchestrationRef>(
+    orchestration: R,
+    ...inputAndOptions: [...InputArgs<InputOf<R>>, SubOrchestrationOptions?]
+  ): ScheduledTask<OutputOf<R>>
   /** Same as `scheduleSubOrchestration(name, input, { instanceId })`. */
   scheduleSubOrchestrationWithId<T = any>(name: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  scheduleSubOrchestrationWithId<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<OutputOf<R>>
   /** Same as `scheduleSubOrchestration(name, input, { version })`. */
   scheduleSubOrchestrationVersioned<T = any>(name: string, version: string, input?: unknown): ScheduledTask<T>
   /** Same as `scheduleSubOrchestration(name, input, { version, instanceId })`. */
@@ -550,6 +602,8 @@ export class OrchestrationContext {
    * Cannot be used inside `all()`/`race()`.
    */
   startOrchestration(name: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  /** Detached start of a {@link defineOrchestration} reference (at its version, if it has one). */
+  startOrchestration<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<null>
   /** Detached start of a given version. */
   startOrchestrationVersioned(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<null>
   /** A deterministic (recorded) UUID v4 string. */
@@ -565,14 +619,14 @@ export class OrchestrationContext {
    * for task failures. Tasks: activities, retries, timers, events, sub-orchestrations,
    * newGuid, utcNow (no nesting).
    */
-  all(tasks: ScheduledTask[]): ScheduledTask<JoinResult[]>
+  all<Tasks extends ScheduledTask[]>(tasks: [...Tasks]): ScheduledTask<{ [K in keyof Tasks]: JoinResult<ResultOf<Tasks[K]>> }>
   /**
    * First of two or more tasks to finish wins; yields `{ index, value }`. If the winner
    * failed, the yield throws its `Error` (with `index` set). Losers are cancelled.
    * Accepts `race(a, b, c)` or `race([a, b, c])`.
    */
-  race(...tasks: ScheduledTask[]): ScheduledTask<RaceResult>
-  race(tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  race<Tasks extends ScheduledTask[]>(...tasks: Tasks): ScheduledTask<RaceResult<ResultOf<Tasks[number]>>>
+  race<Tasks extends ScheduledTask[]>(tasks: [...Tasks]): ScheduledTask<RaceResult<ResultOf<Tasks[number]>>>
   /** Set a status string visible to clients (max 256 KiB, no NUL or lone surrogate: RangeError/TypeError at the call; kept across continue-as-new). */
   setCustomStatus(status: string): void
   /** Clear the custom status. */
@@ -663,6 +717,55 @@ export class ActivityContext {
 
 export type ActivityFunction<I = any, O = any> = (ctx: ActivityContext, input: I) => O | Promise<O>
 export type OrchestrationFunction<I = any, O = any> = (ctx: OrchestrationContext, input: I) => Generator<ScheduledTask, O, any>
+
+// ---------------------------------------------------------------------------------------
+// Typed references
+// ---------------------------------------------------------------------------------------
+
+/**
+ * An activity bound to its name ({@link defineActivity}). Register it with
+ * `runtime.registerActivity(ref)`; pass it where the activity's name goes
+ * (`ctx.scheduleActivity(ref, input)`) and the input and result are typed by `I` and `O`.
+ */
+export interface ActivityRef<I = any, O = any> {
+  readonly kind: 'activity'
+  readonly name: string
+  readonly fn: ActivityFunction<I, O>
+}
+
+/**
+ * An orchestration bound to its name ({@link defineOrchestration}), and to one version
+ * ({@link defineOrchestrationVersioned}). Register it with `runtime.registerOrchestration(ref)`;
+ * pass it where the orchestration's name goes (`client.startOrchestration(id, ref, input)`,
+ * `ctx.scheduleSubOrchestration(ref, input)`) and the input and output are typed by `I` and `O`.
+ */
+export interface OrchestrationRef<I = any, O = any> {
+  readonly kind: 'orchestration'
+  readonly name: string
+  /**
+   * The version it registers as and runs. Absent: it registers as `1.0.0` and, like a name,
+   * starts the latest registered version.
+   */
+  readonly version?: string
+  readonly fn: OrchestrationFunction<I, O>
+}
+
+/** The input type of a reference. */
+export type InputOf<Ref> = Ref extends ActivityRef<infer I, any> ? I : Ref extends OrchestrationRef<infer I, any> ? I : never
+/** The result type of a reference (an activity's resolved return value, an orchestration's output). */
+export type OutputOf<Ref> = Ref extends ActivityRef<any, infer O> ? O : Ref extends OrchestrationRef<any, infer O> ? O : never
+/** The input argument of a call: optional when the input type admits `undefined` (sent as `null`). */
+export type InputArgs<I> = undefined extends I ? [input?: I] : [input: I]
+
+/**
+ * An activity reference: `name` (1–1024 UTF-8 bytes, no NUL) bound to `fn`. A frozen object;
+ * throws TypeError/RangeError naming the argument.
+ */
+export function defineActivity<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): ActivityRef<I, O>
+/** An orchestration reference: `name` bound to the generator function `fn`, without a version. */
+export function defineOrchestration<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): OrchestrationRef<I, O>
+/** An orchestration reference pinned to `version` (a semantic version like `"2.0.0"`). */
+export function defineOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): OrchestrationRef<I, O>
 
 // ---------------------------------------------------------------------------------------
 // Runtime
@@ -917,8 +1020,12 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
    * stack and own enumerable fields.
    */
   registerActivity<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): this
+  /** Register the function of a {@link defineActivity} reference under its name. */
+  registerActivity(activity: ActivityRef): this
   /** Register a generator function as version `1.0.0` of `name`. */
   registerOrchestration<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): this
+  /** Register the function of a {@link defineOrchestration} reference: at its version, else `1.0.0`. */
+  registerOrchestration(orchestration: OrchestrationRef): this
   /**
    * Register a version (semver, e.g. `"2.1.0"`) of `name`. Versions may be registered in any
    * order; new instances and continue-as-new use the highest. Invalid or duplicate versions

@@ -7,6 +7,7 @@ const { OrchestrationContext, ActivityContext, ScheduledTask } = require('./cont
 const { SteadfastError } = require('./errors')
 const { MAX_WORKER_TAGS, MAX_TAG_NAME_BYTES, MAX_KV_KEYS, MAX_KV_VALUE_BYTES, MAX_CUSTOM_STATUS_BYTES } = require('./limits')
 const { initTracing } = require('./tracing')
+const { defineActivity, defineOrchestration, defineOrchestrationVersioned } = require('./refs')
 
 module.exports = {
   SqliteProvider,
@@ -23,4 +24,7 @@ module.exports = {
   MAX_KV_VALUE_BYTES,
   MAX_CUSTOM_STATUS_BYTES,
   initTracing,
+  defineActivity,
+  defineOrchestration,
+  defineOrchestrationVersioned,
 }

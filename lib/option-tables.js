@@ -121,9 +121,15 @@ const PRUNE_FIELDS = {
   completedBefore: EPOCH_MS,
 }
 
-/** The last argument of every Client wait. */
+/** The last argument of a Client wait. */
 const WAIT_FIELDS = {
   signal: { kind: 'abortSignal', defaultText: 'none' },
+}
+
+/** The last argument of `Client.waitForOrchestration` and `Client.waitForOrchestrationTyped`. */
+const ORCHESTRATION_WAIT_FIELDS = {
+  ...WAIT_FIELDS,
+  orchestration: { kind: 'orchestrationRef', defaultText: 'none' },
 }
 
 /** `initTracing(options)`. */
@@ -172,6 +178,7 @@ const OPTION_TABLES = {
   InstanceFilter: INSTANCE_FILTER_FIELDS,
   PruneOptions: PRUNE_FIELDS,
   WaitOptions: WAIT_FIELDS,
+  OrchestrationWaitOptions: ORCHESTRATION_WAIT_FIELDS,
   TracingOptions: TRACING_FIELDS,
   ActivityOptions: ACTIVITY_FIELDS,
   SubOrchestrationOptions: SUB_ORCHESTRATION_FIELDS,
@@ -193,6 +200,7 @@ module.exports = {
   INSTANCE_FILTER_FIELDS,
   PRUNE_FIELDS,
   WAIT_FIELDS,
+  ORCHESTRATION_WAIT_FIELDS,
   TRACING_FIELDS,
   ACTIVITY_FIELDS,
   SUB_ORCHESTRATION_FIELDS,

@@ -7,6 +7,7 @@
 const { typeError, rangeError } = require('./errors')
 const args = require('./args')
 const { checkDatabaseUrl, checkSchema } = require('./database-url')
+const { requireOrchestrationReference } = require('./refs')
 const tables = require('./option-tables')
 
 const { RUNTIME_FIELDS, POSTGRES_FIELDS, DEAD_LETTER_LIST_FIELDS, DEAD_LETTER_PURGE_FIELDS, BACKOFFS } = tables
@@ -40,6 +41,8 @@ function checkField(name, rule, value) {
         .map((id, i) => args.requireString(`${name}[${i}]`, id, tables.MAX_INSTANCE_ID_BYTES))
     case 'abortSignal':
       return args.requireInstance(name, value, AbortSignal, 'an AbortSignal')
+    case 'orchestrationRef':
+      return requireOrchestrationReference(name, value)
     case 'backoff':
       return checkBackoff(name, value)
     default:

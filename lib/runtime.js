@@ -9,10 +9,11 @@ const { sanitizeMessage } = require('./text')
 const { runWithDeadline, StepDeadlineExceeded } = require('./step-guard')
 const { failureOf, errorOf, messageOf } = require('./failure')
 const { runtimeOptions, heartbeatIntervalMs, retriedStepDeadlineMs } = require('./options')
-const { requireString, requireSemver, requireFunction, requireInstance, integer } = require('./args')
+const { requireString, requireSemver, requireFunction, requireGeneratorFunction, integer } = require('./args')
 const { MAX_TIMEOUT_MS } = require('./option-tables')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
+const { registration } = require('./refs')
 
 const DEFAULT_VERSION = '1.0.0'
 const RESERVED_PREFIX = '__duroxide_syscall:'
@@ -28,8 +29,6 @@ const DIAGNOSTIC_KINDS = new Set([
   'diagnosticsLagged',
   'eventLoopStalled',
 ])
-
-const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
 
 /** Failure text for Rust; NUL and lone surrogates (which PostgreSQL text cannot hold) replaced. */
 function failureText(err) {
@@ -106,7 +105,9 @@ class Runtime extends EventEmitter {
     return this.#native
   }
 
-  registerActivity(name, fn) {
+  /** `(name, fn)`, or `(reference)` from defineActivity(). */
+  registerActivity(nameOrReference, fnOfName) {
+    const { name, fn } = registration('activity', nameOrReference, fnOfName)
     requireString('name', name)
     if (name.startsWith(RESERVED_PREFIX)) throw typeError('ERR_INVALID_ARG_VALUE', `name must not start with "${RESERVED_PREFIX}" (reserved for duroxide's system activities)`)
     requireFunction('fn', fn)
@@ -148,8 +149,10 @@ class Runtime extends EventEmitter {
     return this.registerActivity(name, fn)
   }
 
-  registerOrchestration(name, fn) {
-    return this.#registerOrchestration(name, DEFAULT_VERSION, fn)
+  /** `(name, fn)` as version 1.0.0, or `(reference)` from defineOrchestration*() at its version (default 1.0.0). */
+  registerOrchestration(nameOrReference, fnOfName) {
+    const { name, version = DEFAULT_VERSION, fn } = registration('orchestration', nameOrReference, fnOfName)
+    return this.#registerOrchestration(name, version, fn)
   }
 
   /** duroxide-node's name for registerOrchestration. */
@@ -169,7 +172,7 @@ class Runtime extends EventEmitter {
 
   #registerOrchestration(name, version, fn) {
     requireString('name', name)
-    requireInstance('fn', fn, GeneratorFunction, 'a generator function*')
+    requireGeneratorFunction('fn', fn)
     const versions = this.#orchestrations.get(name) ?? new Map()
     if (versions.has(version)) {
       throw typeError('ERR_INVALID_ARG_VALUE', `name and version must be unique: orchestration "${name}" version ${version} is already registered`)

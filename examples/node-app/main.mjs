@@ -2,7 +2,9 @@
 //
 // A small agent-style service in the PilotSwarm manner: one Runtime with activities and
 // generator orchestrations, a Client that starts work and raises events, and the Runtime's
-// typed diagnostic events printed as they arrive.
+// typed diagnostic events printed as they arrive. Activities and orchestrations are typed
+// references (defineActivity, defineOrchestration): one value registers each, schedules or
+// starts it and types its input and output, and `yield*` takes a task's result.
 //
 // * OnboardCustomer: two activities, a durable timer, then waits for the external event
 //   `Approved` (raised below once the orchestration reports it is waiting), then one more
@@ -24,7 +26,7 @@ import path from 'node:path'
 process.env.RUST_LOG ??= 'error'
 
 const require = createRequire(import.meta.url)
-const { SqliteProvider, PostgresProvider, Client, Runtime } = require('../../lib/index.js')
+const { SqliteProvider, PostgresProvider, Client, Runtime, defineActivity, defineOrchestration } = require('../../lib/index.js')
 
 const MAX_ATTEMPTS = 3
 const WAIT_MS = 30_000
@@ -61,29 +63,32 @@ function describe(s) {
   return s.status
 }
 
-function register(runtime) {
-  runtime.registerActivity('ValidateEmail', async (_ctx, email) => email.trim().toLowerCase())
-  runtime.registerActivity('CreateAccount', async (ctx, customer) => {
-    ctx.traceInfo(`creating account for ${customer.customerId}`)
-    return { accountId: `acct-${customer.customerId}` }
-  })
-  runtime.registerActivity('SendWelcome', async (_ctx, { email }) => `welcome sent to ${email}`)
+const validateEmail = defineActivity('ValidateEmail', async (_ctx, email) => email.trim().toLowerCase())
+const createAccount = defineActivity('CreateAccount', async (ctx, customer) => {
+  ctx.traceInfo(`creating account for ${customer.customerId}`)
+  return { accountId: `acct-${customer.customerId}` }
+})
+const sendWelcome = defineActivity('SendWelcome', async (_ctx, { email }) => `welcome sent to ${email}`)
 
-  runtime.registerOrchestration('OnboardCustomer', function* (ctx, customer) {
-    const email = yield ctx.scheduleActivity('ValidateEmail', customer.email)
-    const account = yield ctx.scheduleActivity('CreateAccount', customer)
-    yield ctx.scheduleTimer(1000)
-    ctx.setCustomStatus('awaiting-approval')
-    const approval = yield ctx.race(ctx.waitForEvent('Approved'), ctx.scheduleTimer(60_000))
-    if (approval.index !== 0) throw new Error('approval timed out')
-    ctx.setCustomStatus('approved')
-    const welcome = yield ctx.scheduleActivity('SendWelcome', { email })
-    return { ...account, approvedBy: approval.value, welcome }
-  })
-  // No worker registers ImportLegacyRows: this step can only end as poison.
-  runtime.registerOrchestration('FlakyImport', function* (ctx, batch) {
-    return yield ctx.scheduleActivity('ImportLegacyRows', batch)
-  })
+const onboardCustomer = defineOrchestration('OnboardCustomer', function* (ctx, customer) {
+  const email = yield* ctx.scheduleActivity(validateEmail, customer.email)
+  const account = yield* ctx.scheduleActivity(createAccount, customer)
+  yield* ctx.scheduleTimer(1000)
+  ctx.setCustomStatus('awaiting-approval')
+  const approval = yield* ctx.race(ctx.waitForEvent('Approved'), ctx.scheduleTimer(60_000))
+  if (approval.index !== 0) throw new Error('approval timed out')
+  ctx.setCustomStatus('approved')
+  const welcome = yield* ctx.scheduleActivity(sendWelcome, { email })
+  return { ...account, approvedBy: approval.value, welcome }
+})
+// No worker registers ImportLegacyRows (so it is scheduled by name): this step can only end as poison.
+const flakyImport = defineOrchestration('FlakyImport', function* (ctx, batch) {
+  return yield* ctx.scheduleActivity('ImportLegacyRows', batch)
+})
+
+function register(runtime) {
+  runtime.registerActivity(validateEmail).registerActivity(createAccount).registerActivity(sendWelcome)
+  runtime.registerOrchestration(onboardCustomer).registerOrchestration(flakyImport)
 }
 
 async function main() {
@@ -114,8 +119,8 @@ async function main() {
   const onboardId = `onboard-${run}`
   const flakyId = `flaky-import-${run}`
   try {
-    await client.startOrchestration(onboardId, 'OnboardCustomer', { customerId: `c${run}`, name: 'Ada Lovelace', email: ' Ada@Example.org ' })
-    await client.startOrchestration(flakyId, 'FlakyImport', `batch-${run}`)
+    await client.startOrchestration(onboardId, onboardCustomer, { customerId: `c${run}`, name: 'Ada Lovelace', email: ' Ada@Example.org ' })
+    await client.startOrchestration(flakyId, flakyImport, `batch-${run}`)
     console.log(`client: started ${onboardId} and ${flakyId}`)
 
     // An event raised before its wait is bound is dropped: wait for the custom status that is
@@ -128,8 +133,8 @@ async function main() {
     await client.raiseEvent(onboardId, 'Approved', 'ops@example.org')
     console.log(`client: raised Approved on ${onboardId}`)
 
-    const onboard = await client.waitForOrchestration(onboardId, WAIT_MS)
-    const flaky = await client.waitForOrchestration(flakyId, WAIT_MS)
+    const onboard = await client.waitForOrchestration(onboardId, WAIT_MS, { orchestration: onboardCustomer })
+    const flaky = await client.waitForOrchestration(flakyId, WAIT_MS, { orchestration: flakyImport })
     // Events travel on their own channel; give the poison event a moment to arrive.
     const eventDeadline = Date.now() + 5000
     while (!events.some((e) => e.instanceId === flakyId && POISON_KINDS.has(e.kind)) && Date.now() < eventDeadline) {
