@@ -11,7 +11,8 @@ pub enum PollingMode {
     /// Long polling: wait up to the caller's `poll_timeout`, woken after every enqueue
     /// (directly in the enqueuing process, by a coalesced `NOTIFY` in the others) and
     /// re-checking at least every [`ClaimOptions::long_poll_recheck`].
-    /// Uses one dedicated session connection per provider for `LISTEN`.
+    /// Uses two dedicated session connections per provider: one for `LISTEN`, one that
+    /// sends the wake-ups (`synchronous_commit` off).
     Listen,
     /// Short polling without any session state: no `LISTEN`, no session-level settings or
     /// locks, no server-side prepared statements. Use behind a transaction-mode pooler

@@ -106,14 +106,14 @@ impl PostgresProvider {
             .min_connections(2)
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
-            .connect_with(connect)
+            .connect_with(connect.clone())
             .await
             .map_err(connect_error)?;
         crate::migrate::run(&pool, &schema, options.run_migrations).await?;
         let wakes = if session_free {
             None
         } else {
-            Some(Wakes::start(&pool, &schema, scrubber.clone()).await?)
+            Some(Wakes::start(&pool, connect, &schema, scrubber.clone()).await?)
         };
         let q = Queries::render(&schema);
         // Open the kept connections now and touch the queue tables on each, so neither

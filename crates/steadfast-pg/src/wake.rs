@@ -4,9 +4,11 @@
 //! flushed, so commits that notify are flushed one at a time. Here an enqueue commits
 //! without one; afterwards the provider calls [`Wakes::enqueued`], which wakes an idle
 //! fetch of this process at once and asks the publisher task for one NOTIFY. The task
-//! sends them one at a time in their own statement: every request made while one is in
-//! flight is folded into the next, so a process sends at most one per flush however many
-//! enqueues it commits. Other processes' listeners wake one idle fetch per queue named;
+//! sends them one at a time in their own statement, on a connection of its own whose
+//! commits do not wait for their flush (`synchronous_commit` off: a notification lost in
+//! a crash costs a recheck, and waiting for the flush would add one flush per wake-up
+//! to every enqueue's latency); every request made while one is in flight is folded into
+//! the next, so a process sends at most one at a time however many enqueues it commits. Other processes' listeners wake one idle fetch per queue named;
 //! a listener passes over its own process's notifications (its fetches were woken
 //! directly). A woken fetch that claims something passes the wake on (`polling.rs`).
 //!
@@ -22,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::PgPool;
-use sqlx::postgres::PgListener;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinHandle;
 
@@ -95,25 +97,29 @@ impl Drop for Wakes {
 }
 
 impl Wakes {
-    /// LISTEN on the schema's channels and start the publisher.
+    /// LISTEN on the schema's channels and start the publisher, which connects with
+    /// `connect` when it first has something to send.
     pub(crate) async fn start(
         pool: &PgPool,
+        connect: PgConnectOptions,
         schema: &SchemaName,
         scrubber: Scrubber,
     ) -> Result<Self, SetupError> {
-        let connect = |e: sqlx::Error| SetupError::Connect(e.to_string());
+        let connect_error = |e: sqlx::Error| SetupError::Connect(e.to_string());
         let channel: String = sqlx::query_scalar(include_str!("../queries/notify_channel.sql"))
             .bind(schema.as_str())
             .fetch_one(pool)
             .await
-            .map_err(connect)?;
+            .map_err(connect_error)?;
         // Other builds of this schema listen on the same two channels.
         let ended_channel = format!("{channel}_end");
-        let mut listener = PgListener::connect_with(pool).await.map_err(connect)?;
+        let mut listener = PgListener::connect_with(pool)
+            .await
+            .map_err(connect_error)?;
         listener
             .listen_all([channel.as_str(), ended_channel.as_str()])
             .await
-            .map_err(connect)?;
+            .map_err(connect_error)?;
         let nonce = crate::token::new_nonce();
         let orchestrator = Arc::new(Notify::new());
         let worker = Arc::new(Notify::new());
@@ -127,8 +133,12 @@ impl Wakes {
             ended.clone(),
             scrubber.clone(),
         ));
+        let publisher_pool = PgPoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            .connect_lazy_with(connect.options([("synchronous_commit", "off")]));
         let publisher = tokio::spawn(publish_loop(
-            pool.clone(),
+            publisher_pool,
             [channel, ended_channel],
             nonce,
             Arc::clone(&publish),
