@@ -88,6 +88,8 @@ export declare class NativeRuntime {
   setOrchestrationDriver(driver: ((arg: string) => string)): void
   /** Install the diagnostics listener (before `start`). */
   setDiagnosticListener(listener: ((arg: string) => void)): void
+  /** Whether JS listens for lifecycle events (`lifecycle.rs`); may change at any time. */
+  setLifecycleEvents(on: boolean): void
   registerActivity(name: string, callback: ((arg: string) => Promise<string>)): void
   /** Register an orchestration name at `version` (plain registrations use `1.0.0`). */
   registerOrchestration(name: string, version: string): void

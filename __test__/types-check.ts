@@ -94,6 +94,13 @@ async function main(): Promise<void> {
   rt.on('poisonned', () => {})
   // @ts-expect-error a poisoned diagnostic has no stalledMs
   rt.once('poisoned', (d) => use(d.stalledMs))
+  rt.on('orchestrationStarted', (e) => use(e.name, e.version, e.parentInstanceId, e.executionId, e.at))
+  rt.once('activityFailed', (e) => use(e.activityId, e.name, e.error, e.errorCategory === 'poison'))
+  rt.on('orchestrationFailed', (e) => use(e.error, e.instanceId))
+  // @ts-expect-error a completion carries no error
+  rt.on('orchestrationCompleted', (e) => use(e.error))
+  // @ts-expect-error lifecycle events are not diagnostics: no attemptCount
+  rt.on('orchestrationContinuedAsNew', (e) => use(e.attemptCount))
   rt.on('diagnostic', (d: Diagnostic) => {
     if (d.kind === 'poisonLost') use(d.reason)
     if (d.kind === 'eventLoopStalled') use(d.stalledMs)

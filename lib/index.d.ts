@@ -1005,11 +1005,69 @@ export type DiagnosticKind = Diagnostic['kind']
  * Register everything, then `start()`. A started runtime keeps the process alive until
  * `shutdown()`.
  */
+/** Fields every lifecycle event has. */
+export interface LifecycleEventBase {
+  instanceId: string
+  executionId: number
+  /** Wall-clock ms since the epoch at which the commit was seen. */
+  at: number
+}
+
+/** An execution started (its first turn committed); for a sub-orchestration, with its parent. */
+export interface OrchestrationStartedEvent extends LifecycleEventBase {
+  kind: 'orchestrationStarted'
+  name: string
+  version: string
+  parentInstanceId?: string
+}
+
+/** An execution completed. */
+export interface OrchestrationCompletedEvent extends LifecycleEventBase {
+  kind: 'orchestrationCompleted'
+}
+
+/** An execution failed (poison included). */
+export interface OrchestrationFailedEvent extends LifecycleEventBase {
+  kind: 'orchestrationFailed'
+  /** The failure's message. */
+  error: string
+  errorCategory: 'application' | 'infrastructure' | 'configuration' | 'poison'
+}
+
+/** An execution continued as new; the next one announces its own start. */
+export interface OrchestrationContinuedAsNewEvent extends LifecycleEventBase {
+  kind: 'orchestrationContinuedAsNew'
+}
+
+/** An activity's failure was committed (a thrown error, a timeout, poison). */
+export interface ActivityFailedEvent extends LifecycleEventBase {
+  kind: 'activityFailed'
+  /** The activity's id within its execution. */
+  activityId: number
+  /** The activity's name, when it was handed out while a lifecycle listener was registered. */
+  name?: string
+  error: string
+  errorCategory: 'application' | 'infrastructure' | 'configuration' | 'poison'
+}
+
+/** Every lifecycle event; `kind` discriminates. */
+export type LifecycleEvent =
+  | OrchestrationStartedEvent
+  | OrchestrationCompletedEvent
+  | OrchestrationFailedEvent
+  | OrchestrationContinuedAsNewEvent
+  | ActivityFailedEvent
+
+export type LifecycleEventKind = LifecycleEvent['kind']
+
 /**
  * The events a {@link Runtime} emits, as `EventEmitter<RuntimeEvents>` types them: every
- * diagnostic under its `kind` and again as `diagnostic`.
+ * diagnostic under its `kind` and again as `diagnostic`; every lifecycle event under its
+ * `kind` only.
  */
-export type RuntimeEvents = { diagnostic: [Diagnostic] } & { [K in DiagnosticKind]: [Extract<Diagnostic, { kind: K }>] }
+export type RuntimeEvents = { diagnostic: [Diagnostic] } & { [K in DiagnosticKind]: [Extract<Diagnostic, { kind: K }>] } & {
+  [K in LifecycleEventKind]: [Extract<LifecycleEvent, { kind: K }>]
+}
 
 export class Runtime extends EventEmitter<RuntimeEvents> {
   /** @param options see {@link RuntimeOptions}; validated here (throws TypeError / RangeError). */

@@ -14,6 +14,7 @@ const { MAX_TIMEOUT_MS } = require('./option-tables')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
 const { registration } = require('./refs')
+const { LIFECYCLE_KINDS, trackLifecycleListeners } = require('./lifecycle')
 
 const DEFAULT_VERSION = '1.0.0'
 const RESERVED_PREFIX = '__duroxide_syscall:'
@@ -98,6 +99,7 @@ class Runtime extends EventEmitter {
     this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))
     this.#native.setOrchestrationDriver((request) => this.#drive(request))
     this.#native.setDiagnosticListener((event) => this.#onDiagnostic(event))
+    trackLifecycleListeners(this, (on) => this.#native.setLifecycleEvents(on))
   }
 
   /** @internal the native handle (tests use it to reach the Rust-side backstops). */
@@ -334,6 +336,12 @@ class Runtime extends EventEmitter {
     try {
       event = JSON.parse(json)
     } catch {
+      return
+    }
+    if (LIFECYCLE_KINDS.has(event.kind)) {
+      // A failure's text may end in the trailer that carries an activity error's shape.
+      if (typeof event.error === 'string') event.error = messageOf(event.error)
+      this.#safeEmit(event.kind, event)
       return
     }
     if (!DIAGNOSTIC_KINDS.has(event.kind)) return

@@ -29,6 +29,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use crate::event_loop::EventLoopWatch;
+use crate::lifecycle::Lifecycle;
 use crate::retried_turns::RetriedTurns;
 
 /// The JS listener: receives one JSON-encoded [`DiagnosticEvent`], returns nothing.
@@ -104,7 +105,8 @@ impl DiagnosticSink {
         Self { callback }
     }
 
-    pub fn emit(&self, event: &DiagnosticEvent) {
+    /// Send one event (a [`DiagnosticEvent`] or a lifecycle event) to JS as JSON.
+    pub fn emit(&self, event: &impl Serialize) {
         if let Some(cb) = &self.callback
             && let Ok(json) = serde_json::to_string(event)
         {
@@ -245,20 +247,28 @@ pub(crate) struct ObservedProvider {
     poison_sink: Option<DiagnosticSink>,
     watch: Arc<EventLoopWatch>,
     retried: Arc<RetriedTurns>,
+    lifecycle: Arc<Lifecycle>,
+}
+
+/// What the runtime's provider layer shares with the rest of the runtime.
+pub(crate) struct Observers {
+    pub watch: Arc<EventLoopWatch>,
+    pub retried: Arc<RetriedTurns>,
+    pub lifecycle: Arc<Lifecycle>,
 }
 
 impl ObservedProvider {
     pub fn new(
         inner: Arc<dyn Provider>,
         poison_sink: Option<DiagnosticSink>,
-        watch: Arc<EventLoopWatch>,
-        retried: Arc<RetriedTurns>,
+        observers: Observers,
     ) -> Self {
         Self {
             inner,
             poison_sink,
-            watch,
-            retried,
+            watch: observers.watch,
+            retried: observers.retried,
+            lifecycle: observers.lifecycle,
         }
     }
 
@@ -316,6 +326,7 @@ impl ProviderLayer for ObservedProvider {
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
         let poison = orchestration_poison(&history_delta);
+        let announced = self.lifecycle.turn_events(&history_delta);
         let result = self
             .inner
             .ack_orchestration_item(
@@ -329,6 +340,7 @@ impl ProviderLayer for ObservedProvider {
             )
             .await;
         self.report(poison, &result);
+        self.lifecycle.committed(announced, &result);
         result
     }
 
@@ -351,7 +363,11 @@ impl ProviderLayer for ObservedProvider {
                 let _ = self.inner.abandon_work_item(&token, None, true).await;
                 Ok(None)
             }
-            fetched => Ok(fetched),
+            Some((item, token, attempt)) => {
+                self.lifecycle.activity_fetched(&token, &item);
+                Ok(Some((item, token, attempt)))
+            }
+            None => Ok(None),
         }
     }
 
@@ -362,9 +378,23 @@ impl ProviderLayer for ObservedProvider {
     ) -> Result<(), ProviderError> {
         self.watch.check_ack(token, completion.is_some())?;
         let poison = activity_poison(completion.as_ref());
+        let announced = self.lifecycle.activity_ending(token, completion.as_ref());
         let result = self.inner.ack_work_item(token, completion).await;
         self.report(poison, &result);
+        self.lifecycle.committed(announced, &result);
         result
+    }
+
+    async fn abandon_work_item(
+        &self,
+        token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        self.lifecycle.activity_ending(token, None);
+        self.inner
+            .abandon_work_item(token, delay, ignore_attempt)
+            .await
     }
 
     async fn renew_work_item_lock(

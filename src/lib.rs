@@ -21,6 +21,7 @@ mod errors;
 mod event_loop;
 mod generator;
 mod history;
+mod lifecycle;
 mod options;
 mod providers;
 mod retried_turns;

@@ -24,10 +24,13 @@ use tokio::task::JoinHandle;
 
 use crate::activity::{self, ActivityCallback, ActivityCalls};
 use crate::client::NativeClient;
-use crate::diagnostics::{DiagnosticCallback, DiagnosticSink, ObservedProvider, forward_pg};
+use crate::diagnostics::{
+    DiagnosticCallback, DiagnosticSink, ObservedProvider, Observers, forward_pg,
+};
 use crate::errors::{Code, error, guard};
 use crate::event_loop::EventLoopWatch;
 use crate::generator::{self, Driver, DriverCallback};
+use crate::lifecycle::Lifecycle;
 use crate::options::{ClaimOverrides, NativeRuntimeOptions, build, event_loop_stall};
 use crate::providers::{Backend, NativeProvider, connect};
 use crate::retried_turns::RetriedTurns;
@@ -89,9 +92,18 @@ pub struct NativeRuntime {
     calls: Arc<ActivityCalls>,
     watch: Arc<EventLoopWatch>,
     retried: Arc<RetriedTurns>,
+    lifecycle: Arc<Lifecycle>,
 }
 
 impl NativeRuntime {
+    fn observers(&self) -> Observers {
+        Observers {
+            watch: self.watch.clone(),
+            retried: self.retried.clone(),
+            lifecycle: self.lifecycle.clone(),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -226,6 +238,7 @@ impl NativeRuntime {
             calls: Arc::new(ActivityCalls::default()),
             watch,
             retried: Arc::default(),
+            lifecycle: Arc::default(),
         })
     }
 
@@ -253,6 +266,12 @@ impl NativeRuntime {
         }
         state.diagnostics = Some(Arc::new(listener));
         Ok(())
+    }
+
+    /// Whether JS listens for lifecycle events (`lifecycle.rs`); may change at any time.
+    #[napi(catch_unwind)]
+    pub fn set_lifecycle_events(&self, on: bool) {
+        self.lifecycle.set_wanted(on);
     }
 
     #[napi(catch_unwind)]
@@ -530,6 +549,7 @@ impl NativeRuntime {
         let act_registry = activity_registry(&activities, &self.calls)
             .map_err(|e| error(Code::Registration, e))?;
         let sink = DiagnosticSink::new(diagnostics);
+        self.lifecycle.set_sink(sink.clone());
 
         let (store, pg, forwarder): (Arc<dyn duroxide::providers::Provider>, _, _) =
             match &self.backend {
@@ -537,8 +557,7 @@ impl NativeRuntime {
                     Arc::new(Layered(ObservedProvider::new(
                         p.clone(),
                         Some(sink.clone()),
-                        self.watch.clone(),
-                        self.retried.clone(),
+                        self.observers(),
                     ))),
                     None,
                     None,
@@ -550,13 +569,9 @@ impl NativeRuntime {
                     // steadfast-pg reports every poison disposition (committed, committed
                     // without lease, lost) itself, so it is the only source here.
                     let forwarder = forward_pg(&pg, sink.clone());
-                    let store: Arc<dyn duroxide::providers::Provider> =
-                        Arc::new(Layered(ObservedProvider::new(
-                            pg.clone(),
-                            None,
-                            self.watch.clone(),
-                            self.retried.clone(),
-                        )));
+                    let store: Arc<dyn duroxide::providers::Provider> = Arc::new(Layered(
+                        ObservedProvider::new(pg.clone(), None, self.observers()),
+                    ));
                     (store, Some(pg), Some(forwarder))
                 }
             };
