@@ -1,87 +1,64 @@
 'use strict'
 
-const { typeError, rangeError, describe } = require('./errors')
-const { LONE_SURROGATE } = require('./text')
+const { encodeStrict, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } = require('./json-strict')
 
-/** Largest payload (input, event data, result, output, custom status, value), as UTF-8 JSON text. */
-const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
-/**
- * Deepest nesting of arrays/objects. The native layer parses results with serde_json, whose
- * recursion limit (128) would otherwise turn a deeper value silently into a string.
- */
-const MAX_PAYLOAD_DEPTH = 100
-/** Thrown from the replacer so the catch below can tell it from JSON.stringify's own errors. */
-class PayloadError extends Error {}
-class PayloadDepthError extends Error {}
-
-function pathOf(parentPath, key) {
-  if (key === '') return parentPath
-  return /^\d+$/.test(key) ? `${parentPath}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `${parentPath}.${key}` : `${parentPath}[${JSON.stringify(key)}]`
-}
+/** Thrown by the checking replacer: the value breaks a rule, and encodeStrict will say which. */
+const SUSPECT = Object.freeze({ suspect: true })
 
 /**
- * A JSON.stringify replacer refusing what JSON would silently drop or corrupt: BigInt,
- * functions, symbols, NaN and ±Infinity (JSON writes null), lone surrogates in strings or
- * keys, nesting deeper than MAX_PAYLOAD_DEPTH. `undefined` inside objects is dropped as JSON
- * does. Paths and depths are tracked per holder.
+ * A replacer refusing exactly what encodeStrict's replacer refuses (lone surrogates in keys
+ * or strings, non-finite numbers, BigInt, functions, symbols, nesting deeper than
+ * MAX_PAYLOAD_DEPTH), without building paths or messages. JSON.stringify walks depth-first
+ * and passes the holder as `this`, so the objects still open above the current value are
+ * `ancestors` up to `this`: its length is the holder's depth, with no per-object map.
  */
-function strictReplacer(what) {
-  const holders = new WeakMap()
-  return function replacer(key, value) {
-    const parent = holders.get(this) ?? { path: what, depth: 0 }
-    const path = pathOf(parent.path, key)
-    if (LONE_SURROGATE.test(key)) throw new PayloadError(`${path}: a key is not well-formed UTF-16 (lone surrogate)`)
+function checkingReplacer() {
+  const ancestors = []
+  return function check(key, value) {
+    while (ancestors.length !== 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+    if (!key.isWellFormed()) throw SUSPECT
     switch (typeof value) {
-      case 'bigint':
-        throw new PayloadError(`${path} is a BigInt (convert it to a string or number)`)
-      case 'function':
-        throw new PayloadError(`${path} is a function`)
-      case 'symbol':
-        throw new PayloadError(`${path} is a symbol`)
-      case 'number':
-        if (!Number.isFinite(value)) throw new PayloadError(`${path} is ${value} (JSON has no NaN or Infinity)`)
-        return value
       case 'string':
-        if (LONE_SURROGATE.test(value)) throw new PayloadError(`${path} is not well-formed UTF-16 (lone surrogate at index ${LONE_SURROGATE.exec(value).index})`)
+        if (!value.isWellFormed()) throw SUSPECT
+        return value
+      case 'number':
+        if (!Number.isFinite(value)) throw SUSPECT
         return value
       case 'object':
         if (value !== null) {
-          if (parent.depth + 1 > MAX_PAYLOAD_DEPTH) throw new PayloadDepthError(`${what} must be nested at most ${MAX_PAYLOAD_DEPTH} levels deep (${path} is deeper)`)
-          holders.set(value, { path, depth: parent.depth + 1 })
+          if (ancestors.length >= MAX_PAYLOAD_DEPTH) throw SUSPECT
+          ancestors.push(value)
         }
         return value
-      default:
+      case 'boolean':
+      case 'undefined':
         return value
+      default:
+        throw SUSPECT
     }
   }
 }
 
+/** True when `text` may exceed MAX_PAYLOAD_BYTES; a UTF-16 unit is at most 3 UTF-8 bytes. */
+function mayBeTooLarge(text) {
+  return text.length > MAX_PAYLOAD_BYTES / 3 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES
+}
+
 /**
- * JSON text for a value crossing into Rust; `undefined` becomes `null`. Throws a TypeError
- * (ERR_INVALID_ARG_VALUE) naming `what` and the path for a value JSON cannot carry, and a
- * RangeError (ERR_OUT_OF_RANGE) when the text exceeds MAX_PAYLOAD_BYTES.
+ * JSON text for a value crossing into Rust, by the rules of encodeStrict (json-strict.js),
+ * with the same text and the same errors. Both replacers return every value unchanged, so
+ * when the check passes the text is encodeStrict's. Anything else (a rule broken, a cycle,
+ * a throwing getter or toJSON, the size limit) goes to encodeStrict for its exact error;
+ * only then do getters and toJSON run a second time.
  */
 function encode(value, what) {
   let text
   try {
-    text = JSON.stringify(value === undefined ? null : value, strictReplacer(what))
-  } catch (e) {
-    if (e instanceof PayloadDepthError) throw rangeError(e.message)
-    if (e instanceof PayloadError) throw typeError('ERR_INVALID_ARG_VALUE', `${what} must be JSON-serializable: ${e.message}`)
-    const message = describe(e)
-    if (/circular/i.test(message)) throw typeError('ERR_INVALID_ARG_VALUE', `${what} must be JSON-serializable: it contains a circular reference`)
-    if (e instanceof RangeError && /string length/i.test(message)) {
-      throw rangeError(`${what} must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON (it is larger than a string can hold)`)
-    }
-    throw typeError('ERR_INVALID_ARG_VALUE', `${what} could not be serialized: ${message}`)
+    text = JSON.stringify(value === undefined ? null : value, checkingReplacer())
+  } catch {
+    return encodeStrict(value, what)
   }
-  if (text === undefined) {
-    throw typeError('ERR_INVALID_ARG_VALUE', `${what} must be JSON-serializable (got ${typeof value})`)
-  }
-  const bytes = Buffer.byteLength(text)
-  if (bytes > MAX_PAYLOAD_BYTES) {
-    throw rangeError(`${what} must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON (got ${bytes})`)
-  }
+  if (text === undefined || mayBeTooLarge(text)) return encodeStrict(value, what)
   return text
 }
 
@@ -95,4 +72,4 @@ function decode(text) {
   }
 }
 
-module.exports = { encode, decode, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }
+module.exports = { encode, encodeStrict, decode, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }
