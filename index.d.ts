@@ -62,6 +62,8 @@ export declare class NativeClient {
   deleteInstanceBulk(filter: NativeInstanceFilter): Promise<NativeDeleteResult>
   pruneExecutions(instanceId: string, options: NativePruneOptions): Promise<NativePruneResult>
   pruneExecutionsBulk(filter: NativeInstanceFilter, options: NativePruneOptions): Promise<NativePruneResult>
+  /** One page of instances, newest first (see `lib/client.js` for the options). */
+  listInstancePage(query: NativeInstanceQuery): Promise<NativeInstancePage>
 }
 
 /** A connected storage provider (SQLite or PostgreSQL). */
@@ -217,6 +219,21 @@ export interface NativeInstanceInfo {
   createdAt: number
   updatedAt: number
   parentInstanceId?: string
+}
+
+export interface NativeInstancePage {
+  instances: Array<NativeInstanceInfo>
+  nextCursor?: string
+}
+
+export interface NativeInstanceQuery {
+  statuses?: Array<string>
+  orchestrationName?: string
+  parentInstanceId?: string
+  createdFromMs?: number
+  createdBeforeMs?: number
+  limit: number
+  cursor?: string
 }
 
 export interface NativeInstanceStats {

@@ -123,7 +123,8 @@ describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
 
     const j = await cliJson(...on('list'))
     assertExit(j, 0, 'list --json')
-    assert.equal(j.doc.total, 8)
+    assert.equal(j.doc.instances.length, 8)
+    assert.equal(j.doc.nextCursor, null)
     const byId = Object.fromEntries(j.doc.instances.map((i) => [i.instanceId, i]))
     assert.equal(byId[ids.done].status, 'Completed')
     assert.equal(byId[ids.done].orchestrationName, 'Greet')
@@ -147,10 +148,20 @@ describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
     const one = await cli(...on('list', '--limit', '1'))
     assertExit(one, 0, 'list --limit 1')
     assert.equal(one.stdout.trim().split('\n').length, 4, one.stdout) // header, row, blank, footer
-    assert.match(one.stdout, /1 of 8 instances shown \(--limit 1; listing is not paged yet\)/)
-    const oneJson = await cliJson(...on('list', '--limit=1'))
-    assert.equal(oneJson.doc.instances.length, 1)
-    assert.equal(oneJson.doc.total, 8)
+    assert.match(one.stdout, /\n1 instance shown; next page: --cursor [0-9a-f]+\n$/)
+    // Following the cursors walks every instance once, newest first.
+    const walked = []
+    let cursor = []
+    for (;;) {
+      const page = await cliJson(...on('list', '--limit=3', ...cursor))
+      assertExit(page, 0, 'list --limit=3 --cursor')
+      walked.push(...page.doc.instances.map((i) => i.instanceId))
+      if (page.doc.nextCursor === null) break
+      cursor = ['--cursor', page.doc.nextCursor]
+    }
+    const all = (await cliJson(...on('list'))).doc.instances.map((i) => i.instanceId)
+    assert.deepEqual(walked, all)
+    assert.equal(new Set(walked).size, 8)
   })
 
   test('describe: status, output or error, and executions; an unknown id exits 1', async () => {
@@ -308,7 +319,8 @@ describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
       assert.match(r.stderr, pattern)
     }
     await usage(['list'], /--url is required/)
-    await usage(on('list', '--limit', '0'), /--limit must be an integer between 1 and 10000 \(got 0\)/)
+    await usage(on('list', '--limit', '0'), /--limit must be an integer between 1 and 1000 \(got 0\)/)
+    await usage(on('list', '--cursor', 'nope'), /cursor must be a cursor returned by a previous page/)
     await usage(on('list', '--limit'), /--limit needs a value/)
     await usage(on('list', '--status', 'Done'), /--status must be one of Running, Completed, Failed, ContinuedAsNew/)
     await usage(on('list', '--frobnicate'), /unknown option --frobnicate/)
@@ -332,7 +344,7 @@ describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
       assert.match(help.stdout, new RegExp(`^Usage: steadfast ${name} `))
       assert.match(help.stdout, /--url URL/)
     }
-    assert.match((await cli('list', '-h')).stdout, /Listing is not paged yet/)
+    assert.match((await cli('list', '-h')).stdout, /--cursor C\s+the next page/)
     const top = await cli('--help')
     assertExit(top, 0, '--help')
     for (const name of ['list', 'describe', 'history', 'tree', 'cancel', 'dead-letters', 'doctor']) assert.match(top.stdout, new RegExp(`^  ${name} `, 'm'))

@@ -23,6 +23,7 @@ const DOCS_HEADINGS = {
   PostgresConnectOptions: '## PostgreSQL provider options',
   ListDeadLettersOptions: '#### `listDeadLetters` options',
   PurgeDeadLettersOptions: '#### `purgeDeadLetters` options',
+  ListInstancesOptions: '#### `listInstances` options',
   InstanceFilter: '#### Bulk `filter`',
   PruneOptions: '#### Prune `options`',
   WaitOptions: '#### Wait `options`',

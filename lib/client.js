@@ -6,7 +6,7 @@ const { decode } = require('./json')
 const args = require('./client-args')
 const { oneOf, requireBoolean, requireSemver } = require('./args')
 const { abortable } = require('./abortable')
-const { deadLetterListOptions, deadLetterPurgeOptions } = require('./options')
+const { deadLetterListOptions, deadLetterPurgeOptions, listInstancesOptions } = require('./options')
 const { nativeOf } = require('./providers')
 const { versionOf } = require('./refs')
 
@@ -42,6 +42,15 @@ function deadLetter(d) {
     enqueuedAt: d.enqueuedAt,
     deadAt: d.deadAt,
   }
+}
+
+/** An instance's info as JS sees it: output parsed, absent fields left out. */
+function instanceInfo(i) {
+  const out = { ...i }
+  if (i.output != null) out.output = decode(i.output)
+  else delete out.output
+  if (i.parentInstanceId == null) delete out.parentInstanceId
+  return out
 }
 
 /**
@@ -223,12 +232,14 @@ class Client {
 
   async getInstanceInfo(instanceId) {
     args.instanceId('instanceId', instanceId)
-    const i = await callAsync(() => this.#native.getInstanceInfo(instanceId))
-    const out = { ...i }
-    if (i.output != null) out.output = decode(i.output)
-    else delete out.output
-    if (i.parentInstanceId == null) delete out.parentInstanceId
-    return out
+    return instanceInfo(await callAsync(() => this.#native.getInstanceInfo(instanceId)))
+  }
+
+  async listInstances(options) {
+    const { status, limit, ...filter } = listInstancesOptions(options)
+    const query = { ...filter, statuses: status === undefined ? undefined : [status], limit }
+    const page = await callAsync(() => this.#native.listInstancePage(query))
+    return { instances: page.instances.map(instanceInfo), nextCursor: page.nextCursor ?? null }
   }
 
   // Executions and history.

@@ -197,6 +197,32 @@ export interface PurgeDeadLettersOptions {
   deadBeforeMs?: number
 }
 
+/** Options of {@link Client.listInstances}. Unknown keys are rejected (`TypeError`). */
+export interface ListInstancesOptions {
+  /** Only instances whose current execution is in this status. Default: any status. */
+  status?: 'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'
+  /** Only instances of this orchestration (a name, 1–1024 bytes). Default: any orchestration. */
+  orchestrationName?: string
+  /** Only sub-orchestrations of this instance (an instance id, 1–1024 bytes). Default: any instance. */
+  parentInstanceId?: string
+  /** Only instances created at or after this time, ms since the epoch, 0–8640000000000000. Default: any time. */
+  createdFromMs?: number
+  /** Only instances created before this time, ms since the epoch, 0–8640000000000000. Default: any time. */
+  createdBeforeMs?: number
+  /** Page size, an integer 1–1000. Default 100. */
+  limit?: number
+  /** Where to go on: the `nextCursor` of the previous page (a string, 1–2104 bytes). Default: the first page. */
+  cursor?: string
+}
+
+/** One page of {@link Client.listInstances}. */
+export interface InstancePage {
+  /** Newest first (by creation time, then instance id). */
+  instances: InstanceInfo[]
+  /** Pass as `cursor` for the next page; `null` after the last one. */
+  nextCursor: string | null
+}
+
 /** duroxide's instance statuses, as {@link Client.listInstancesByStatus} accepts them. */
 export type InstanceStatusName = 'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'
 
@@ -418,6 +444,14 @@ export class Client {
   listInstancesByStatus(status: InstanceStatusName): Promise<string[]>
   /** Metadata of an instance; `output` parsed from JSON. Rejects with `SteadfastError` when it does not exist. */
   getInstanceInfo(instanceId: string): Promise<InstanceInfo>
+  /**
+   * One page of instances, newest first, filtered. Walking the pages with `nextCursor` sees
+   * every instance that existed when the walk began exactly once, whatever is created
+   * meanwhile. On PostgreSQL the database pages (an index on creation time); on SQLite every
+   * instance's info is read for each page. A cursor from another listing or backend rejects
+   * with `ERR_STEADFAST_INVALID_ARGUMENT`.
+   */
+  listInstances(options?: ListInstancesOptions): Promise<InstancePage>
   /** Execution ids of the instance, oldest first (`[]` for an unknown instance). */
   listExecutions(instanceId: string): Promise<number[]>
   /** One execution; `executionId` a positive integer. Rejects with `SteadfastError` when absent. */

@@ -101,6 +101,22 @@ const DEAD_LETTER_LIST_FIELDS = {
   limit: int(1, MAX_DEAD_LETTER_PAGE, { default: 100 }),
 }
 
+/** Most instances one `Client.listInstances` page holds (steadfast-pg's MAX_INSTANCE_PAGE). */
+const MAX_INSTANCE_PAGE = 1000
+/** Longest `listInstances` cursor: hex of a 27-byte time, a separator and an instance id. */
+const MAX_CURSOR_BYTES = 2 * (28 + MAX_INSTANCE_ID_BYTES)
+
+/** `Client.listInstances(options)`. */
+const LIST_INSTANCES_FIELDS = {
+  status: { kind: 'enum', values: ['Running', 'Completed', 'Failed', 'ContinuedAsNew'], defaultText: 'any status' },
+  orchestrationName: { kind: 'string', maxBytes: MAX_NAME_BYTES, defaultText: 'any orchestration' },
+  parentInstanceId: { ...INSTANCE_ID, defaultText: 'any instance' },
+  createdFromMs: int(0, MAX_DATE_MS, { defaultText: 'any time' }),
+  createdBeforeMs: int(0, MAX_DATE_MS, { defaultText: 'any time' }),
+  limit: int(1, MAX_INSTANCE_PAGE, { default: 100 }),
+  cursor: { kind: 'string', maxBytes: MAX_CURSOR_BYTES, defaultText: 'the first page' },
+}
+
 /** `Client.purgeDeadLetters(options)`. */
 const DEAD_LETTER_PURGE_FIELDS = {
   instanceId: { ...INSTANCE_ID, defaultText: 'all instances' },
@@ -175,6 +191,7 @@ const OPTION_TABLES = {
   PostgresConnectOptions: POSTGRES_FIELDS,
   ListDeadLettersOptions: DEAD_LETTER_LIST_FIELDS,
   PurgeDeadLettersOptions: DEAD_LETTER_PURGE_FIELDS,
+  ListInstancesOptions: LIST_INSTANCES_FIELDS,
   InstanceFilter: INSTANCE_FILTER_FIELDS,
   PruneOptions: PRUNE_FIELDS,
   WaitOptions: WAIT_FIELDS,
@@ -197,6 +214,7 @@ module.exports = {
   POSTGRES_FIELDS,
   DEAD_LETTER_LIST_FIELDS,
   DEAD_LETTER_PURGE_FIELDS,
+  LIST_INSTANCES_FIELDS,
   INSTANCE_FILTER_FIELDS,
   PRUNE_FIELDS,
   WAIT_FIELDS,

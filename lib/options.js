@@ -176,6 +176,12 @@ function deadLetterListOptions(options) {
   }
 }
 
+/** Validate Client.listInstances options; returns them with the page size filled in. */
+function listInstancesOptions(options) {
+  const out = applyOptionalTable('options', options, tables.LIST_INSTANCES_FIELDS)
+  return { ...out, limit: effective(out, tables.LIST_INSTANCES_FIELDS, 'limit') }
+}
+
 /** Validate Client.purgeDeadLetters options. */
 function deadLetterPurgeOptions(options) {
   return applyOptionalTable('options', options, DEAD_LETTER_PURGE_FIELDS)
@@ -194,4 +200,5 @@ module.exports = {
   postgresOptions,
   deadLetterListOptions,
   deadLetterPurgeOptions,
+  listInstancesOptions,
 }

@@ -88,6 +88,20 @@ pub struct NativeInstanceInfo {
     pub parent_instance_id: Option<String>,
 }
 
+pub(crate) fn instance_info_to_js(i: duroxide::providers::InstanceInfo) -> NativeInstanceInfo {
+    NativeInstanceInfo {
+        instance_id: i.instance_id,
+        orchestration_name: i.orchestration_name,
+        orchestration_version: i.orchestration_version,
+        current_execution_id: i.current_execution_id as f64,
+        status: i.status,
+        output: i.output,
+        created_at: i.created_at as f64,
+        updated_at: i.updated_at as f64,
+        parent_instance_id: i.parent_instance_id,
+    }
+}
+
 #[napi(object)]
 pub struct NativeDeleteResult {
     pub instances_deleted: f64,
@@ -310,17 +324,7 @@ impl NativeClient {
                 .get_instance_info(&instance_id)
                 .await
                 .map_err(client_error)?;
-            Ok(NativeInstanceInfo {
-                instance_id: i.instance_id,
-                orchestration_name: i.orchestration_name,
-                orchestration_version: i.orchestration_version,
-                current_execution_id: i.current_execution_id as f64,
-                status: i.status,
-                output: i.output,
-                created_at: i.created_at as f64,
-                updated_at: i.updated_at as f64,
-                parent_instance_id: i.parent_instance_id,
-            })
+            Ok(instance_info_to_js(i))
         })
         .await
     }

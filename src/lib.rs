@@ -15,6 +15,7 @@ mod activity;
 mod client;
 mod client_inspect;
 mod client_manage;
+mod client_pages;
 mod client_waits;
 mod diagnostics;
 mod errors;

@@ -68,6 +68,7 @@ function asCliError(e) {
     case 'ERR_INVALID_ARG_TYPE':
     case 'ERR_INVALID_ARG_VALUE':
     case 'ERR_OUT_OF_RANGE':
+    case 'ERR_STEADFAST_INVALID_ARGUMENT':
       return new CliError('usage', e.message)
     default:
       return new CliError('internal', `unexpected error: ${e?.stack ?? e}`)

@@ -27,7 +27,6 @@ crate::queries::named_queries!(pub(crate) struct AdminQueries {
     admin_list_instances_by_status,
     admin_list_executions,
     admin_latest_execution_id,
-    admin_instance_info,
     admin_execution_info,
     admin_system_metrics,
     admin_queue_depths,
@@ -41,6 +40,7 @@ crate::queries::named_queries!(pub(crate) struct AdminQueries {
     admin_bulk_delete_roots,
     admin_prune_targets,
     admin_prune_executions,
+    admin_instances_page,
 });
 
 /// Instances selected per bulk call when the filter sets no limit.
@@ -197,6 +197,25 @@ impl PostgresProvider {
     }
 }
 
+/// An instance's row as `admin_instances_page` selects it.
+pub(crate) fn instance_info(row: &PgRow, op: &str) -> Result<InstanceInfo, ProviderError> {
+    let get = |e| db_error(op, e);
+    Ok(InstanceInfo {
+        instance_id: row.try_get("instance_id").map_err(get)?,
+        orchestration_name: row.try_get("orchestration_name").map_err(get)?,
+        orchestration_version: row.try_get("orchestration_version").map_err(get)?,
+        current_execution_id: row
+            .try_get::<i64, _>("current_execution_id")
+            .map_err(get)?
+            .max(0) as u64,
+        status: row.try_get("status").map_err(get)?,
+        output: row.try_get("output").map_err(get)?,
+        created_at: millis(row.try_get("created_at_ms").map_err(get)?),
+        updated_at: millis(row.try_get("updated_at_ms").map_err(get)?),
+        parent_instance_id: row.try_get("parent_instance_id").map_err(get)?,
+    })
+}
+
 #[async_trait::async_trait]
 impl ProviderAdmin for PostgresProvider {
     async fn list_instances(&self) -> Result<Vec<String>, ProviderError> {
@@ -253,29 +272,10 @@ impl ProviderAdmin for PostgresProvider {
 
     async fn get_instance_info(&self, instance: &str) -> Result<InstanceInfo, ProviderError> {
         const OP: &str = "get_instance_info";
-        let row = self
-            .query(&self.admin_q.admin_instance_info)
-            .bind(instance)
-            .fetch_optional_on(self, OP)
-            .await?
-            .ok_or_else(|| {
-                ProviderError::permanent(OP, format!("Instance {instance} not found"))
-            })?;
-        let get = |e| db_error(OP, e);
-        Ok(InstanceInfo {
-            instance_id: row.try_get("instance_id").map_err(get)?,
-            orchestration_name: row.try_get("orchestration_name").map_err(get)?,
-            orchestration_version: row.try_get("orchestration_version").map_err(get)?,
-            current_execution_id: row
-                .try_get::<i64, _>("current_execution_id")
-                .map_err(get)?
-                .max(0) as u64,
-            status: row.try_get("status").map_err(get)?,
-            output: row.try_get("output").map_err(get)?,
-            created_at: millis(row.try_get("created_at_ms").map_err(get)?),
-            updated_at: millis(row.try_get("updated_at_ms").map_err(get)?),
-            parent_instance_id: row.try_get("parent_instance_id").map_err(get)?,
-        })
+        let row = self.instance_row(instance, OP).await?.ok_or_else(|| {
+            ProviderError::permanent(OP, format!("Instance {instance} not found"))
+        })?;
+        instance_info(&row, OP)
     }
 
     async fn get_execution_info(

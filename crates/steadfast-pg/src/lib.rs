@@ -36,6 +36,7 @@ mod error;
 mod fence;
 mod fetch_gate;
 mod give_back;
+mod instance_pages;
 mod layer;
 mod lease_book;
 mod migrate;
@@ -61,6 +62,9 @@ mod worker;
 pub use dead_letters::{DeadLetter, DeadLetterFilter};
 pub use diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 pub use error::SetupError;
+pub use instance_pages::{
+    InstanceCursor, InstancePage, InstanceQuery, MAX_FILTER_TIME_MS, MAX_INSTANCE_PAGE,
+};
 pub use layer::{Layered, ProviderLayer};
 pub use migrate::SCHEMA_VERSION;
 pub use options::{

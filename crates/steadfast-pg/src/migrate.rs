@@ -28,10 +28,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "wake_without_triggers",
         sql: include_str!("../migrations/0002_wake_without_triggers.sql"),
     },
+    Migration {
+        version: 3,
+        name: "instances_by_creation",
+        sql: include_str!("../migrations/0003_instances_by_creation.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The checksum that pre-release builds recorded for their migration 1 (`0001_initial`,
 /// before migrations 0001-0009 were folded into the baseline): such a schema cannot be

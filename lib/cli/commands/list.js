@@ -4,20 +4,20 @@
 
 const { INSTANCE_STATUSES } = require('../../client-args')
 const { parseInteger, parseChoice } = require('../args')
-const { instanceInfoIfPresent } = require('../instances')
 const { renderTable, time, count } = require('../table')
 
-const LIMIT = Object.freeze({ min: 1, max: 10_000, default: 50 })
+const LIMIT = Object.freeze({ min: 1, max: 1000, default: 50 })
 
-const USAGE = `Usage: steadfast list --url URL [--status STATUS] [--limit N] [--json]
+const USAGE = `Usage: steadfast list --url URL [--status STATUS] [--name NAME] [--limit N] [--cursor C] [--json]
 
-Instances with their orchestration, version, status, current execution and times, in the
-store's order (PostgreSQL: newest first). Listing is not paged yet: the ids of all matching
-instances are read, and the details of the first --limit of them.
+One page of instances, newest first, with their orchestration, version, status, current
+execution and times. When there are more, the footer gives the --cursor of the next page.
 
 Options:
   --status STATUS   only instances whose current execution is ${INSTANCE_STATUSES.join(', ')}
-  --limit N         show at most N instances (integer ${LIMIT.min}-${LIMIT.max}, default ${LIMIT.default})`
+  --name NAME       only instances of this orchestration
+  --limit N         page size (integer ${LIMIT.min}-${LIMIT.max}, default ${LIMIT.default})
+  --cursor C        the next page after the one that printed this cursor`
 
 /** The fields `list` shows of an InstanceInfo (not the output: see `describe`). */
 function summary(info) {
@@ -33,9 +33,9 @@ function summary(info) {
   }
 }
 
-function render({ total, status, limit, instances }) {
+function render({ status, instances, nextCursor }) {
   const what = status ? `${status} instance` : 'instance'
-  if (total === 0) return `No ${what}s.\n`
+  if (instances.length === 0) return `No ${what}s.\n`
   const rows = instances.map((i) => [
     i.instanceId,
     i.orchestrationName,
@@ -46,32 +46,31 @@ function render({ total, status, limit, instances }) {
     time(i.updatedAt),
   ])
   const table = renderTable(['ID', 'NAME', 'VERSION', 'STATUS', 'EXECUTION', 'CREATED', 'UPDATED'], rows)
-  const footer =
-    total > limit
-      ? `${instances.length} of ${count(total, what)} shown (--limit ${limit}; listing is not paged yet).`
-      : `${count(total, what)}.`
+  const footer = nextCursor ? `${count(instances.length, what)} shown; next page: --cursor ${nextCursor}` : `${count(instances.length, what)}.`
   return `${table}\n${footer}\n`
 }
 
 module.exports = {
   name: 'list',
   usage: USAGE,
-  options: { status: { type: 'string' }, limit: { type: 'string' } },
+  options: { status: { type: 'string' }, name: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } },
   maxPositionals: 0,
   parse(values) {
     return {
       status: values.status === undefined ? undefined : parseChoice('--status', values.status, INSTANCE_STATUSES),
+      name: values.name,
       limit: values.limit === undefined ? LIMIT.default : parseInteger('--limit', values.limit, LIMIT),
+      cursor: values.cursor,
     }
   },
-  async run(client, { status, limit }) {
-    const ids = status ? await client.listInstancesByStatus(status) : await client.listAllInstances()
-    const infos = []
-    for (const id of ids.slice(0, limit)) {
-      const info = await instanceInfoIfPresent(client, id)
-      if (info) infos.push(summary(info))
-    }
-    const result = { total: ids.length, status: status ?? null, limit, instances: infos }
+  async run(client, { status, name, limit, cursor }) {
+    const page = await client.listInstances({
+      limit,
+      ...(status ? { status } : {}),
+      ...(name !== undefined ? { orchestrationName: name } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    })
+    const result = { status: status ?? null, limit, instances: page.instances.map(summary), nextCursor: page.nextCursor }
     return { json: result, text: render(result) }
   },
 }

@@ -24,7 +24,6 @@ pub fn start(instance: &str) -> WorkItem {
     }
 }
 
-/// An external event `name` for `instance`.
 /// An activity of execution 1 of `instance`, with no session or tag.
 pub fn activity_item(instance: &str, id: u64) -> WorkItem {
     WorkItem::ActivityExecute {
@@ -38,6 +37,7 @@ pub fn activity_item(instance: &str, id: u64) -> WorkItem {
     }
 }
 
+/// An external event `name` for `instance`.
 pub fn raised(instance: &str, name: &str) -> WorkItem {
     WorkItem::ExternalRaised {
         instance: instance.into(),
