@@ -221,16 +221,18 @@ mod tests {
         l.set_wanted(false);
         l.set_wanted(true);
         let failed = l.activity_ending("t", Some(&failure()));
-        assert_eq!(failed.and_then(|e| e.name), None, "names are forgotten when turned off");
+        assert_eq!(
+            failed.and_then(|e| e.name),
+            None,
+            "names are forgotten when turned off"
+        );
     }
 
     #[test]
     fn turn_events_name_what_the_history_says() {
         let l = Lifecycle::default();
         l.set_wanted(true);
-        let completed = event(EventKind::OrchestrationCompleted {
-            output: "1".into(),
-        });
+        let completed = event(EventKind::OrchestrationCompleted { output: "1".into() });
         let events = l.turn_events(&[started(), completed]);
         assert_eq!(
             events.iter().map(|e| e.kind).collect::<Vec<_>>(),
