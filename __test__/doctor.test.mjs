@@ -1,12 +1,12 @@
 // `steadfast doctor` (bin/steadfast.js + lib/doctor/) against a real PostgreSQL: a steadfast
-// schema built from the provider's own migration, healthy, with dead letters, and with the
-// incident's signature; a duroxide-pg-shaped schema (tables as its migrations leave them);
-// read-only-ness under foreign row and table locks; usage and connection errors; and the
-// password never appearing in any output. Needs no native addon.
+// schema built from the provider's own migrations (and one made by the provider itself),
+// healthy, with dead letters, and with the incident's signature; a duroxide-pg-shaped schema
+// (tables as its migrations leave them); read-only-ness under foreign row and table locks;
+// usage and connection errors; and the password never appearing in any output.
 import { describe, test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
@@ -18,7 +18,13 @@ const pg = require('pg')
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(ROOT, 'bin', 'steadfast.js')
 const DATABASE_URL = process.env.STEADFAST_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
-const MIGRATION = readFileSync(path.join(ROOT, 'crates/steadfast-pg/migrations/0001_baseline.sql'), 'utf8')
+const MIGRATIONS_DIR = path.join(ROOT, 'crates/steadfast-pg/migrations')
+/** Every migration of the provider, in order: { version, name, text } (files NNNN_name.sql). */
+const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
+  .filter((f) => /^\d{4}_\w+\.sql$/.test(f))
+  .sort()
+  .map((f) => ({ version: Number(f.slice(0, 4)), name: f.slice(5, -4), text: readFileSync(path.join(MIGRATIONS_DIR, f), 'utf8') }))
+const SCHEMA_VERSION = MIGRATIONS.at(-1).version
 const BOOTSTRAP = readFileSync(path.join(ROOT, 'crates/steadfast-pg/queries/migrate_bootstrap.sql'), 'utf8')
 
 const created = []
@@ -46,14 +52,14 @@ function checksum(text) {
   return h.toString(16).padStart(16, '0')
 }
 
-/** A steadfast schema exactly as the provider creates it: bootstrap, 0001, migration record. */
+/** A steadfast schema's tables as the provider's migrations make them: bootstrap, every migration, its record. */
 async function createSteadfastSchema(db, schema) {
   const q = `"${schema}"`
   await db.query(BOOTSTRAP.replaceAll('__SCHEMA__', q))
-  await db.query(MIGRATION.replaceAll('__SCHEMA__', q))
-  await db.query(`INSERT INTO ${q}.schema_migrations (version, name, checksum) VALUES (1, 'baseline', $1)`, [
-    checksum(MIGRATION),
-  ])
+  for (const m of MIGRATIONS) {
+    await db.query(m.text.replaceAll('__SCHEMA__', q))
+    await db.query(`INSERT INTO ${q}.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)`, [m.version, m.name, checksum(m.text)])
+  }
 }
 
 /**
@@ -188,7 +194,7 @@ describe('steadfast schema', () => {
     assertReportShape(report)
     assert.equal(report.kind, 'steadfast')
     assert.equal(report.schema, schema)
-    assert.equal(report.schemaVersion, 1)
+    assert.equal(report.schemaVersion, SCHEMA_VERSION)
     assert.equal(report.healthy, true)
     assert.deepEqual(
       report.checks.map((c) => c.name),
@@ -428,6 +434,35 @@ describe('steadfast schema', () => {
       await holder.query('ROLLBACK').catch(() => {})
       await holder.end()
     }
+  })
+})
+
+describe('a schema the provider made and ran', () => {
+  test('healthy, at the version of the last migration, after real orchestrations', async () => {
+    const steadfast = require('../lib/index.js')
+    const schema = schemaName('real')
+    const provider = await steadfast.PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema, maxConnections: 3 })
+    const runtime = new steadfast.Runtime(provider, { dispatcherPollIntervalMs: 10, logLevel: 'error' })
+    runtime.registerActivity('Twice', async (_ctx, x) => x * 2)
+    runtime.registerOrchestration('Calc', function* (ctx, x) {
+      return yield ctx.scheduleActivity('Twice', x)
+    })
+    await runtime.start()
+    try {
+      const client = new steadfast.Client(provider)
+      await client.startOrchestration('real-1', 'Calc', 21)
+      assert.equal((await client.waitForOrchestration('real-1', 30_000)).output, 42)
+    } finally {
+      await runtime.shutdown(2000)
+      await provider.close()
+    }
+    const { code, report, stderr } = await doctorJson(schema)
+    assert.equal(code, 0, `${stderr}\n${JSON.stringify(report, null, 2)}`)
+    assertReportShape(report)
+    assert.equal(report.kind, 'steadfast')
+    assert.equal(report.schemaVersion, SCHEMA_VERSION)
+    assert.equal(report.healthy, true)
+    assert.ok(report.checks.every((c) => c.status === 'ok'), JSON.stringify(report.checks, null, 2))
   })
 })
 
