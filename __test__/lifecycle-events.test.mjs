@@ -88,6 +88,17 @@ for (const backend of backends('lifecycle')) {
       )
       for (const kind of KINDS) fx.runtime.off(kind, record)
     })
+
+    test('events still come after removeAllListeners() and a new listener', async () => {
+      fx.runtime.on('orchestrationFailed', record)
+      fx.runtime.removeAllListeners()
+      fx.runtime.on('orchestrationFailed', record)
+      const id = uid('again')
+      await fx.client.startOrchestration(id, 'Failing', null)
+      await fx.client.waitForOrchestration(id, 30_000)
+      await until(() => of(id).length === 1, 10_000, 'the failure event after removeAllListeners()')
+      fx.runtime.off('orchestrationFailed', record)
+    })
   })
 }
 
@@ -108,5 +119,20 @@ describe('lifecycle listener tracking', () => {
     emitter.emit('activityFailed', {})
     assert.deepEqual(calls, [true, false])
     assert.deepEqual([...LIFECYCLE_KINDS].sort(), [...KINDS].sort())
+  })
+
+  test('removeAllListeners() and a second tracking call leave it working, tracked once', () => {
+    const emitter = new EventEmitter()
+    const calls = []
+    trackLifecycleListeners(emitter, (on) => calls.push(on))
+    emitter.on('activityFailed', () => {})
+    emitter.removeAllListeners()
+    assert.deepEqual(calls, [true, false])
+    trackLifecycleListeners(emitter)
+    trackLifecycleListeners(emitter)
+    assert.equal(emitter.listenerCount('newListener'), 1)
+    assert.equal(emitter.listenerCount('removeListener'), 1)
+    emitter.on('orchestrationFailed', () => {})
+    assert.deepEqual(calls, [true, false, true])
   })
 })

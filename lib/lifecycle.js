@@ -12,22 +12,35 @@ const LIFECYCLE_KINDS = new Set([
   'activityFailed',
 ])
 
-/** Keep `setWanted(boolean)` in step with whether `emitter` has a lifecycle listener. */
+const TRACKED = Symbol('steadfast.lifecycleTracked')
+
+/**
+ * Keep `setWanted(boolean)` in step with whether `emitter` has a lifecycle listener. Call it
+ * again after `removeAllListeners()`, which also removes the two trackers: it puts them back
+ * (once) and resets the state from the listeners now registered.
+ */
 function trackLifecycleListeners(emitter, setWanted) {
-  let wanted = false
+  const state = emitter[TRACKED] ?? { wanted: false, setWanted }
   const set = (now) => {
-    if (now !== wanted) {
-      wanted = now
-      setWanted(now)
+    if (now !== state.wanted) {
+      state.wanted = now
+      state.setWanted(now)
     }
   }
-  // 'newListener' fires just before the listener is added, 'removeListener' after it is gone.
-  emitter.on('newListener', (name) => {
-    if (LIFECYCLE_KINDS.has(name)) set(true)
-  })
-  emitter.on('removeListener', (name) => {
-    if (LIFECYCLE_KINDS.has(name)) set([...LIFECYCLE_KINDS].some((kind) => emitter.listenerCount(kind) > 0))
-  })
+  const anyListener = () => [...LIFECYCLE_KINDS].some((kind) => emitter.listenerCount(kind) > 0)
+  if (!emitter[TRACKED]) {
+    // 'newListener' fires just before the listener is added, 'removeListener' after it is gone.
+    state.onNew = (name) => {
+      if (LIFECYCLE_KINDS.has(name)) set(true)
+    }
+    state.onRemove = (name) => {
+      if (LIFECYCLE_KINDS.has(name)) set(anyListener())
+    }
+    emitter[TRACKED] = state
+  }
+  if (!emitter.listeners('newListener').includes(state.onNew)) emitter.on('newListener', state.onNew)
+  if (!emitter.listeners('removeListener').includes(state.onRemove)) emitter.on('removeListener', state.onRemove)
+  set(anyListener())
 }
 
 module.exports = { LIFECYCLE_KINDS, trackLifecycleListeners }

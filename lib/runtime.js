@@ -102,6 +102,13 @@ class Runtime extends EventEmitter {
     trackLifecycleListeners(this, (on) => this.#native.setLifecycleEvents(on))
   }
 
+  /** Also puts back the tracking of lifecycle listeners, which it removes with the rest. */
+  removeAllListeners(...names) {
+    super.removeAllListeners(...names)
+    trackLifecycleListeners(this)
+    return this
+  }
+
   /** @internal the native handle (tests use it to reach the Rust-side backstops). */
   get _native() {
     return this.#native
