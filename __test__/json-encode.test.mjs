@@ -4,6 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import { runInNewContext } from 'node:vm'
 import { SEED, rng } from './fuzz-support.mjs'
 
 const require = createRequire(import.meta.url)
@@ -39,6 +40,7 @@ const PRIMITIVES = [
 /** Object leaves, made afresh each time so no object is shared unless a case means it. */
 const OBJECTS = [
   () => new Date(0), () => new Date(NaN), () => new Number(3), () => new String('\ud800'), () => new Boolean(false), () => Object(1n),
+  () => new Number(NaN), () => new Number(-Infinity), () => Object(Symbol('boxed')),
   () => new Point(1, NaN), () => new Map([[1, 2]]), () => new Set([1]), () => /re/g, () => new Error('e'), () => new Uint8Array([1, 2]),
   () => [1, , 3], () => Object.assign([1, 2], { extra: NaN }), () => Object.assign(Object.create(null), { a: 1 }), () => Object.create({ inherited: NaN }),
   () => ({ [Symbol('k')]: NaN, ok: 1 }), () => Object.defineProperty({}, 'hidden', { value: NaN, enumerable: false }),
@@ -165,4 +167,65 @@ test('encode() is reentrant: a toJSON that encodes does not disturb the outer ch
   const value = { a: inner, b: wrapped(rng(SEED + 22), 1, MAX_PAYLOAD_DEPTH) }
   assert.deepEqual(outcome(encode, value), outcome(encodeStrict, value))
   assert.match(outcome(encode, value).message, /must be nested at most 100 levels deep/)
+})
+
+/**
+ * Boxed primitives, each with the primitive JSON.stringify reads out of it (by ToNumber or
+ * ToString for Number and String objects, so an own valueOf or toString counts; a Symbol
+ * object stands for its symbol), some made in another realm.
+ */
+const BOXED = [
+  [() => new Number(NaN), NaN],
+  [() => new Number(Infinity), Infinity],
+  [() => new Number(-Infinity), -Infinity],
+  [() => new Number(-0), -0],
+  [() => new Number(2.5), 2.5],
+  [() => Object.assign(new Number(1), { valueOf: () => NaN }), NaN],
+  [() => new String('x'), 'x'],
+  [() => new String(''), ''],
+  [() => new String('\ud800'), '\ud800'],
+  [() => new String('😀 𝄞'), '😀 𝄞'],
+  [() => Object.assign(new String('ok'), { toString: () => 'x\udfff' }), 'x\udfff'],
+  [() => new Boolean(false), false],
+  [() => new Boolean(true), true],
+  [() => Object(1n), 1n],
+  [() => Object(Symbol('s')), Symbol('s')],
+  [() => runInNewContext('new Number(NaN)'), NaN],
+  [() => runInNewContext('new String("y")'), 'y'],
+]
+
+/** `leaf` at a random spot of random containers; the same seed builds the same shape around any leaf. */
+function around(seed, leaf) {
+  const r = rng(seed)
+  let value = leaf
+  for (let depth = r.int(0, 5); depth > 0; depth--) {
+    const siblings = Array.from({ length: r.int(0, 3) }, () => r.pick([1, 'two', null, true]))
+    if (r.chance(0.5)) {
+      siblings.splice(r.int(0, siblings.length), 0, value)
+      value = siblings
+    } else {
+      value = { ...Object.fromEntries(siblings.map((s, i) => [`s${i}`, s])), [r.pick(['a', 'with space', '😀', '0'])]: value }
+    }
+  }
+  return value
+}
+
+test('a boxed primitive follows the rules of the primitive it holds, on both paths', () => {
+  for (let n = 0; n < 1000; n++) {
+    const [box, primitive] = BOXED[n % BOXED.length]
+    const seed = SEED + 23 + n
+    assert.deepEqual(agreed(around(seed, box()), `case ${n}`), outcome(encodeStrict, around(seed, primitive)), `case ${n}: ${String(primitive)}`)
+  }
+  // A boxed primitive is a leaf, not a level of nesting.
+  for (const [box, primitive] of BOXED) {
+    const seed = SEED + 24
+    assert.deepEqual(agreed(wrapped(rng(seed), box(), MAX_PAYLOAD_DEPTH), 'at the depth limit'), outcome(encodeStrict, wrapped(rng(seed), primitive, MAX_PAYLOAD_DEPTH)))
+  }
+  const refused = (message) => ({ error: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: `input must be JSON-serializable: ${message}` })
+  assert.deepEqual(agreed({ a: [new Number(NaN)] }), refused('input.a[0] is NaN (JSON has no NaN or Infinity)'))
+  assert.deepEqual(agreed([new Number(Infinity)]), refused('input[0] is Infinity (JSON has no NaN or Infinity)'))
+  assert.deepEqual(agreed({ n: Object(1n) }), refused('input.n is a BigInt (convert it to a string or number)'))
+  assert.deepEqual(agreed({ s: Object(Symbol('s')) }), refused('input.s is a symbol'))
+  assert.deepEqual(agreed({ k: new String('\ud800') }), refused('input.k is not well-formed UTF-16 (lone surrogate at index 0)'))
+  assert.deepEqual(agreed({ a: new String('x'), b: new Boolean(false), c: new Number(-0) }), { text: '{"a":"x","b":false,"c":0}' })
 })

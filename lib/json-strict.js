@@ -3,6 +3,7 @@
 // The reference payload encoder: every rule with its message and the path of the offending
 // value. encode() in json.js runs a cheaper check first and comes here only to name a problem.
 
+const { types } = require('node:util')
 const { typeError, rangeError, describe } = require('./errors')
 const { LONE_SURROGATE } = require('./text')
 
@@ -17,6 +18,21 @@ const MAX_PAYLOAD_DEPTH = 100
 class PayloadError extends Error {}
 class PayloadDepthError extends Error {}
 
+/**
+ * The primitive JSON.stringify reads out of a boxed Number, String, Boolean or BigInt after the
+ * replacer has run (ToNumber, ToString, or the held value), and a Symbol object's symbol (JSON
+ * would write it as `{}`); any other value unchanged. Both replacers check this primitive and
+ * return it, so `new Number(NaN)` is refused like NaN and not written as `null`.
+ */
+function unboxed(value) {
+  if (typeof value !== 'object' || value === null || !types.isBoxedPrimitive(value)) return value
+  if (types.isNumberObject(value)) return Number(value)
+  if (types.isStringObject(value)) return String(value)
+  if (types.isBooleanObject(value)) return Boolean.prototype.valueOf.call(value)
+  if (types.isBigIntObject(value)) return BigInt.prototype.valueOf.call(value)
+  return Symbol.prototype.valueOf.call(value)
+}
+
 function pathOf(parentPath, key) {
   if (key === '') return parentPath
   return /^\d+$/.test(key) ? `${parentPath}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `${parentPath}.${key}` : `${parentPath}[${JSON.stringify(key)}]`
@@ -25,12 +41,14 @@ function pathOf(parentPath, key) {
 /**
  * A JSON.stringify replacer refusing what JSON would silently drop or corrupt: BigInt,
  * functions, symbols, NaN and ±Infinity (JSON writes null), lone surrogates in strings or
- * keys, nesting deeper than MAX_PAYLOAD_DEPTH. `undefined` inside objects is dropped as JSON
- * does. Paths and depths are tracked per holder.
+ * keys, nesting deeper than MAX_PAYLOAD_DEPTH; boxed primitives by the rule of the primitive
+ * they hold. `undefined` inside objects is dropped as JSON does. Paths and depths are tracked
+ * per holder.
  */
 function strictReplacer(what) {
   const holders = new WeakMap()
-  return function replacer(key, value) {
+  return function replacer(key, held) {
+    const value = unboxed(held)
     const parent = holders.get(this) ?? { path: what, depth: 0 }
     const path = pathOf(parent.path, key)
     if (LONE_SURROGATE.test(key)) throw new PayloadError(`${path}: a key is not well-formed UTF-16 (lone surrogate)`)
@@ -88,4 +106,4 @@ function encodeStrict(value, what) {
   return text
 }
 
-module.exports = { encodeStrict, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }
+module.exports = { encodeStrict, unboxed, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { encodeStrict, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } = require('./json-strict')
+const { encodeStrict, unboxed, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } = require('./json-strict')
 
 /** Thrown by the checking replacer: the value breaks a rule, and encodeStrict will say which. */
 const SUSPECT = Object.freeze({ suspect: true })
@@ -8,13 +8,15 @@ const SUSPECT = Object.freeze({ suspect: true })
 /**
  * A replacer refusing exactly what encodeStrict's replacer refuses (lone surrogates in keys
  * or strings, non-finite numbers, BigInt, functions, symbols, nesting deeper than
- * MAX_PAYLOAD_DEPTH), without building paths or messages. JSON.stringify walks depth-first
- * and passes the holder as `this`, so the objects still open above the current value are
- * `ancestors` up to `this`: its length is the holder's depth, with no per-object map.
+ * MAX_PAYLOAD_DEPTH, boxed primitives by the rule of the primitive they hold), without building
+ * paths or messages. JSON.stringify walks depth-first and passes the holder as `this`, so the
+ * objects still open above the current value are `ancestors` up to `this`: its length is the
+ * holder's depth, with no per-object map.
  */
 function checkingReplacer() {
   const ancestors = []
-  return function check(key, value) {
+  return function check(key, held) {
+    const value = unboxed(held)
     while (ancestors.length !== 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
     if (!key.isWellFormed()) throw SUSPECT
     switch (typeof value) {
@@ -46,8 +48,9 @@ function mayBeTooLarge(text) {
 
 /**
  * JSON text for a value crossing into Rust, by the rules of encodeStrict (json-strict.js),
- * with the same text and the same errors. Both replacers return every value unchanged, so
- * when the check passes the text is encodeStrict's. Anything else (a rule broken, a cycle,
+ * with the same text and the same errors. Both replacers return every value unchanged (a boxed
+ * primitive as the primitive JSON.stringify would read out of it), so when the check passes the
+ * text is encodeStrict's. Anything else (a rule broken, a cycle,
  * a throwing getter or toJSON, the size limit) goes to encodeStrict for its exact error;
  * only then do getters and toJSON run a second time.
  */
