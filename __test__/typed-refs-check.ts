@@ -9,6 +9,7 @@ import {
   SqliteProvider,
   type ActivityRef,
   type InputOf,
+  type Json,
   type OrchestrationRef,
   type OrchestrationStatus,
   type OutputOf,
@@ -71,6 +72,57 @@ const checkoutV2 = defineOrchestrationVersioned('Checkout', '2.0.0', function* (
   return { total: yield* ctx.scheduleActivity(total, order), version: 2 as const }
 })
 
+// duroxide-node's *Typed and *Versioned names take references like their plain counterparts.
+const aliases = defineOrchestration('Aliases', function* (ctx, order: Order) {
+  const sum: number = yield* ctx.scheduleActivityTyped(total, order)
+  const tagged: number = yield* ctx.scheduleActivityTyped(total, order, { tag: 'fast' })
+  const onSession: number = yield* ctx.scheduleActivityOnSessionTyped(total, order, 's1')
+  const retried: number = yield* ctx.scheduleActivityWithRetryTyped(total, order, { maxAttempts: 2 })
+  const both: number = yield* ctx.scheduleActivityWithRetryOnSessionTyped(total, order, { maxAttempts: 2 }, 's1')
+  // A string result holding JSON is decoded once more, so it may be any JSON value.
+  const decoded: Json = yield* ctx.scheduleActivityTyped(receipt, { id: 'x', total: 1 })
+  const { doubled } = yield* ctx.scheduleSubOrchestrationTyped(child, 2, { instanceId: 'kid-0' })
+  const kid = yield* ctx.scheduleSubOrchestrationWithIdTyped(child, 'kid-1', 3)
+  const pinned = yield* ctx.scheduleSubOrchestrationVersioned(checkoutV2, '2.0.0', order)
+  const pinnedWithId = yield* ctx.scheduleSubOrchestrationVersionedWithId(child, '1.0.0', 'kid-2', 5)
+  const detached: null = yield* ctx.startOrchestrationVersioned(child, '1.0.0', 'd1', 6)
+  yield* ctx.startOrchestrationTyped(child, 'd2', 7)
+  yield* ctx.startOrchestrationVersionedTyped(checkoutV2, '2.0.0', 'd3', order)
+  const joined = yield* ctx.allTyped([ctx.scheduleActivityTyped(total, order), ctx.scheduleTimer(1)])
+  const raced = yield* ctx.raceTyped(ctx.scheduleActivity(total, order), ctx.scheduleActivity(now))
+  use(sum, tagged, onSession, retried, both, decoded, doubled, kid.at, pinned.version, pinnedWithId.doubled, detached, raced.value.toFixed())
+  if ('ok' in joined[0]) use(joined[0].ok.toFixed())
+
+  // @ts-expect-error the input of Total is an Order
+  yield* ctx.scheduleActivityTyped(total, { id: order.id })
+  // @ts-expect-error Receipt's string result may be decoded into any JSON value
+  const notText: string = yield* ctx.scheduleActivityTyped(receipt, { id: 'x', total: 1 })
+  // @ts-expect-error Total yields a number
+  use((yield* ctx.scheduleActivityWithRetryTyped(total, order, { maxAttempts: 1 })).toUpperCase())
+  // @ts-expect-error the input of Total is an Order
+  yield* ctx.scheduleActivityWithRetryOnSessionTyped(total, 1, { maxAttempts: 1 }, 's1')
+  // @ts-expect-error an orchestration reference is no activity
+  yield* ctx.scheduleActivityOnSessionTyped(child, 1, 's1')
+  // @ts-expect-error the child takes a number
+  yield* ctx.scheduleSubOrchestrationTyped(child, 'one')
+  // @ts-expect-error the child's output has no field named missing
+  use((yield* ctx.scheduleSubOrchestrationWithIdTyped(child, 'kid-3', 1)).missing)
+  // @ts-expect-error an activity reference is no orchestration
+  yield* ctx.scheduleSubOrchestrationVersioned(total, '1.0.0', order)
+  // @ts-expect-error the child takes a number
+  yield* ctx.scheduleSubOrchestrationVersionedWithId(child, '1.0.0', 'kid-4', 'five')
+  // @ts-expect-error Checkout (2.0.0) needs its input
+  yield* ctx.startOrchestrationVersioned(checkoutV2, '2.0.0', 'd4')
+  // @ts-expect-error an activity reference cannot be started
+  yield* ctx.startOrchestrationTyped(total, 'd5', order)
+  // @ts-expect-error the input of Checkout is an Order
+  yield* ctx.startOrchestrationVersionedTyped(checkoutV2, '2.0.0', 'd6', { id: 'x' })
+  // @ts-expect-error Total yields a number
+  if ('ok' in joined[0]) use(joined[0].ok.toUpperCase())
+  use(notText)
+  return sum
+})
+
 // The reference types, as a library built on them would see them.
 const orderInput: InputOf<typeof checkout> = { id: 'o1', items: [1] }
 const output: OutputOf<typeof checkout> = { text: 't', total: 1, doubled: 2 }
@@ -94,6 +146,22 @@ async function main(): Promise<void> {
   runtime.registerOrchestration(total)
   // @ts-expect-error an orchestration reference is registered with registerOrchestration
   runtime.registerActivity(checkout)
+  runtime.registerOrchestrationVersioned(child, '3.0.0').registerOrchestrationTyped(aliases)
+  const typedRuntime = new Runtime(provider)
+  typedRuntime.registerActivityTyped(total).registerOrchestrationTyped(child).registerOrchestrationVersionedTyped(checkoutV2)
+  typedRuntime.registerOrchestrationVersionedTyped(checkout, '1.5.0')
+  // @ts-expect-error an unversioned reference needs a version
+  runtime.registerOrchestrationVersioned(checkout)
+  // @ts-expect-error an unversioned reference needs a version
+  typedRuntime.registerOrchestrationVersionedTyped(checkout)
+  // @ts-expect-error an activity reference is registered with registerActivityTyped
+  typedRuntime.registerOrchestrationTyped(total)
+  // @ts-expect-error an orchestration reference is registered with registerOrchestrationTyped
+  typedRuntime.registerActivityTyped(checkout)
+  // @ts-expect-error an activity reference is no orchestration
+  typedRuntime.registerOrchestrationVersioned(total, '1.0.0')
+  // @ts-expect-error a reference carries its function
+  typedRuntime.registerActivityTyped(total, total.fn)
   await runtime.start()
 
   const client = new Client(provider)
@@ -106,6 +174,18 @@ async function main(): Promise<void> {
   await client.startOrchestration('o3', checkout)
   // @ts-expect-error an activity reference cannot be started
   await client.startOrchestration('o4', total, { id: 'o4', items: [] })
+  await client.startOrchestrationTyped('t1', checkout, { id: 't1', items: [1] })
+  await client.startOrchestrationVersioned('t2', checkoutV2, { id: 't2', items: [] }, '2.0.0')
+  await client.startOrchestrationVersionedTyped('t3', checkoutV2, { id: 't3', items: [] }, '2.0.0')
+  await client.startOrchestrationVersionedTyped('t4', 'Checkout', 'anything goes with a name', '2.0.0')
+  // @ts-expect-error the input of Checkout is an Order
+  await client.startOrchestrationTyped('t5', checkout, { id: 't5' })
+  // @ts-expect-error Checkout needs its input
+  await client.startOrchestrationTyped('t6', checkout)
+  // @ts-expect-error the input of Checkout is an Order
+  await client.startOrchestrationVersioned('t7', checkoutV2, 'x', '2.0.0')
+  // @ts-expect-error an activity reference cannot be started
+  await client.startOrchestrationVersionedTyped('t8', total, { id: 't8', items: [] }, '1.0.0')
 
   const status: OrchestrationStatus<OutputOf<typeof checkout>> = await client.waitForOrchestration('o1', 5000, { orchestration: checkout })
   use(status.output?.doubled.toFixed(), status.customStatusVersion)

@@ -3,6 +3,7 @@
 // tasks taken with `yield*` beside plain `yield` (results, failures, all/race), versions pinned
 // by versioned references; and the bad cases: look-alike objects, references of the other kind,
 // invalid names, a version that contradicts its reference, a wait told the wrong orchestration.
+// duroxide-node's *Typed and *Versioned names take references as their plain counterparts do.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { steadfast, FAST, uid, backends, runtimeOn, thrown } from './helpers.mjs'
@@ -46,6 +47,37 @@ const parent = defineOrchestration('RefParent', function* (ctx, { a, b, detached
   return { sum, plain, retried, stamped, failure, latest, pinned, withId, joined, raced, detached }
 })
 
+const jsonText = defineActivity('RefJsonText', async () => JSON.stringify({ a: 1 }))
+// Registered as 1.0.0 by (reference, version) and as 2.0.0 by a versioned reference alone.
+const twin = defineOrchestration('RefTwin', function* (ctx, n) {
+  return { n, version: ctx.orchestrationVersion }
+})
+const twinV2 = defineOrchestrationVersioned('RefTwin', '2.0.0', function* (ctx, n) {
+  return { n: -n, version: ctx.orchestrationVersion }
+})
+
+// Every *Typed and *Versioned context method given a reference.
+const aliases = defineOrchestration('RefAliases', function* (ctx, { detachedIds }) {
+  const session = 'ref-session'
+  return {
+    typed: yield* ctx.scheduleActivityTyped(jsonText),
+    plain: yield* ctx.scheduleActivity(jsonText),
+    tagged: yield* ctx.scheduleActivityTyped(add, { a: 1, b: 1 }, {}),
+    onSession: yield* ctx.scheduleActivityOnSessionTyped(add, { a: 1, b: 2 }, session),
+    retried: yield* ctx.scheduleActivityWithRetryTyped(jsonText, undefined, { maxAttempts: 2 }),
+    retriedOnSession: yield* ctx.scheduleActivityWithRetryOnSessionTyped(add, { a: 2, b: 2 }, { maxAttempts: 2 }, session),
+    child: yield* ctx.scheduleSubOrchestrationTyped(childV1, 1),
+    childWithId: yield* ctx.scheduleSubOrchestrationWithIdTyped(childByName, `${ctx.instanceId}-a`, 2),
+    versioned: yield* ctx.scheduleSubOrchestrationVersioned(childByName, '1.0.0', 3),
+    versionedWithId: yield* ctx.scheduleSubOrchestrationVersionedWithId(twin, '1.0.0', `${ctx.instanceId}-b`, 4),
+    detached: [
+      yield* ctx.startOrchestrationVersioned(twin, '2.0.0', detachedIds[0], 5),
+      yield* ctx.startOrchestrationTyped(twinV2, detachedIds[1], 6),
+      yield* ctx.startOrchestrationVersionedTyped(childV1, '1.0.0', detachedIds[2], 7),
+    ],
+  }
+})
+
 // The checks a context makes on references; each call throws before anything is scheduled.
 const misuse = defineOrchestration('RefMisuse', function* (ctx) {
   return {
@@ -55,12 +87,18 @@ const misuse = defineOrchestration('RefMisuse', function* (ctx) {
     otherVersion: thrown(() => ctx.scheduleSubOrchestrationVersioned(childV1, '2.0.0', 1)),
     otherVersionOption: thrown(() => ctx.scheduleSubOrchestration(childV1, 1, { version: '2.0.0' })),
     activityDetached: thrown(() => ctx.startOrchestration(add, 'x', 1)),
+    otherVersionWithId: thrown(() => ctx.scheduleSubOrchestrationVersionedWithId(twinV2, '1.0.0', 'x', 1)),
+    otherVersionDetached: thrown(() => ctx.startOrchestrationVersionedTyped(childV1, '2.0.0', 'x', 1)),
+    activityAsTypedChild: thrown(() => ctx.scheduleSubOrchestrationWithIdTyped(add, 'x', 1)),
+    orchestrationAsTypedActivity: thrown(() => ctx.scheduleActivityWithRetryTyped(childV1, 1, { maxAttempts: 1 })),
   }
 })
 
 function register(rt) {
   rt.registerActivity(add).registerActivity(stamp).registerActivity(fails)
   rt.registerOrchestration(childV1).registerOrchestration(childV2).registerOrchestration(parent).registerOrchestration(misuse)
+  rt.registerActivityTyped(jsonText).registerOrchestrationTyped(aliases)
+  rt.registerOrchestrationVersioned(twin, '1.0.0').registerOrchestrationVersionedTyped(twinV2)
 }
 
 test('define*() check their arguments and make frozen references', () => {
@@ -99,6 +137,14 @@ test('a Runtime registers references by their kind, and only references', async 
   rt.registerActivity(add).registerOrchestration(childV1).registerOrchestration(childV2)
   rejects(() => rt.registerActivity(add), TypeError, 'ERR_INVALID_ARG_VALUE', /^name must be unique: activity "RefAdd" is already registered$/)
   rejects(() => rt.registerOrchestration(childV2), TypeError, 'ERR_INVALID_ARG_VALUE', /version 2\.0\.0 is already registered$/)
+  rejects(() => rt.registerOrchestrationVersioned(childByName), TypeError, 'ERR_INVALID_ARG_TYPE', /^version must be a non-empty string \(got undefined\)$/)
+  rejects(() => rt.registerOrchestrationVersioned(twinV2, '3.0.0'), TypeError, 'ERR_INVALID_ARG_VALUE', /^version must be 2\.0\.0, the version of the reference to "RefTwin" \(got 3\.0\.0\)$/)
+  rejects(() => rt.registerOrchestrationVersionedTyped(add, '1.0.0'), TypeError, 'ERR_INVALID_ARG_TYPE', /^name must be an orchestration name or reference \(got a reference to activity "RefAdd"\)$/)
+  rejects(() => rt.registerOrchestrationVersioned(twin, '1.0.0', twin.fn), TypeError, 'ERR_INVALID_ARG_VALUE', /^fn must be left out when registering a reference/)
+  rejects(() => rt.registerActivityTyped(childV1), TypeError, 'ERR_INVALID_ARG_TYPE', /^name must be an activity name or reference/)
+  rejects(() => rt.registerOrchestrationTyped(add), TypeError, 'ERR_INVALID_ARG_TYPE', /^name must be an orchestration name or reference/)
+  rt.registerOrchestrationVersioned(twinV2, '2.0.0').registerOrchestrationVersionedTyped(twin, '1.0.0')
+  rejects(() => rt.registerOrchestrationVersioned(twin, '2.0.0'), TypeError, 'ERR_INVALID_ARG_VALUE', /version 2\.0\.0 is already registered$/)
   // The name form still registers beside references.
   rt.registerOrchestration('RefByName', function* () {
     return 1
@@ -145,6 +191,47 @@ for (const backend of backends('typed_refs')) {
       assert.deepEqual((await fx.client.waitForOrchestration(same, 30_000)).output, { n: 60, version: '2.0.0' })
     })
 
+    test('the *Typed and *Versioned names take references: registered, scheduled and started by them', async () => {
+      const id = uid('ref-aliases')
+      const detachedIds = [uid('ref-d0'), uid('ref-d1'), uid('ref-d2')]
+      await fx.client.startOrchestrationTyped(id, aliases, { detachedIds })
+      assert.deepEqual(await fx.client.waitForOrchestrationTyped(id, 30_000, { orchestration: aliases }), {
+        typed: { a: 1 },
+        plain: '{"a":1}',
+        tagged: 2,
+        onSession: 3,
+        retried: { a: 1 },
+        retriedOnSession: 4,
+        child: { n: 1, version: '1.0.0' },
+        childWithId: { n: 20, version: '2.0.0' },
+        versioned: { n: 3, version: '1.0.0' },
+        versionedWithId: { n: 4, version: '1.0.0' },
+        detached: [null, null, null],
+      })
+      const expected = [
+        { n: -5, version: '2.0.0' },
+        { n: -6, version: '2.0.0' },
+        { n: 7, version: '1.0.0' },
+      ]
+      for (const [i, detachedId] of detachedIds.entries()) {
+        assert.deepEqual((await fx.client.waitForOrchestration(detachedId, 30_000)).output, expected[i])
+      }
+      const pinned = uid('ref-twin')
+      const latest = uid('ref-twin')
+      await fx.client.startOrchestrationVersionedTyped(pinned, twin, 8, '1.0.0')
+      await fx.client.startOrchestrationTyped(latest, twin, 9)
+      assert.deepEqual(await fx.client.waitForOrchestrationTyped(pinned, 30_000, { orchestration: twin }), { n: 8, version: '1.0.0' })
+      assert.deepEqual(await fx.client.waitForOrchestrationTyped(latest, 30_000, { orchestration: twin }), { n: -9, version: '2.0.0' })
+      await assert.rejects(
+        fx.client.startOrchestrationVersionedTyped(uid('ref-twin'), twinV2, 1, '1.0.0'),
+        (e) => e instanceof TypeError && /^version must be 2\.0\.0, the version of the reference to "RefTwin" \(got 1\.0\.0\)$/.test(e.message),
+      )
+      await assert.rejects(
+        fx.client.startOrchestrationTyped(uid('ref-twin'), add, 1),
+        (e) => e instanceof TypeError && /^orchestrationName must be an orchestration name or reference/.test(e.message),
+      )
+    })
+
     test('a context rejects look-alikes, the other kind and another version', async () => {
       const id = uid('ref-misuse')
       await fx.client.startOrchestration(id, misuse)
@@ -157,6 +244,10 @@ for (const backend of backends('typed_refs')) {
         otherVersion: typeError('ERR_INVALID_ARG_VALUE', 'version must be 1.0.0, the version of the reference to "RefChild" (got 2.0.0)'),
         otherVersionOption: typeError('ERR_INVALID_ARG_VALUE', 'options.version must be 1.0.0, the version of the reference to "RefChild" (got 2.0.0)'),
         activityDetached: typeError('ERR_INVALID_ARG_TYPE', 'name must be an orchestration name or reference (got a reference to activity "RefAdd")'),
+        otherVersionWithId: typeError('ERR_INVALID_ARG_VALUE', 'version must be 2.0.0, the version of the reference to "RefTwin" (got 1.0.0)'),
+        otherVersionDetached: typeError('ERR_INVALID_ARG_VALUE', 'version must be 1.0.0, the version of the reference to "RefChild" (got 2.0.0)'),
+        activityAsTypedChild: typeError('ERR_INVALID_ARG_TYPE', 'name must be an orchestration name or reference (got a reference to activity "RefAdd")'),
+        orchestrationAsTypedActivity: typeError('ERR_INVALID_ARG_TYPE', 'name must be an activity name or reference (got a reference to orchestration "RefChild")'),
       })
     })
 

@@ -372,6 +372,11 @@ export class Client {
   startOrchestration<R extends OrchestrationRef>(instanceId: string, orchestration: R, ...input: InputArgs<InputOf<R>>): Promise<void>
   /** Start an instance pinned to `version` (a semantic version like `"1.2.0"`). */
   startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string): Promise<void>
+  /**
+   * Start an instance of a {@link defineOrchestration} reference pinned to `version`; for a
+   * versioned reference `version` must be its own (`TypeError` otherwise).
+   */
+  startOrchestrationVersioned<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string): Promise<void>
   /** Current status; `output` is parsed from JSON (duroxide-node leaves it as text). Unknown ids give `NotFound`. */
   getStatus(instanceId: string): Promise<OrchestrationStatus>
   /**
@@ -407,8 +412,10 @@ export class Client {
   cancelInstance(instanceId: string, reason?: string): Promise<void>
   /** Alias of {@link startOrchestration} (duroxide-node name). */
   startOrchestrationTyped<In = unknown>(instanceId: string, orchestrationName: string, input?: In): Promise<void>
+  startOrchestrationTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, ...input: InputArgs<InputOf<R>>): Promise<void>
   /** Alias of {@link startOrchestrationVersioned}. */
   startOrchestrationVersionedTyped<In = unknown>(instanceId: string, orchestrationName: string, input: In, version: string): Promise<void>
+  startOrchestrationVersionedTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string): Promise<void>
   /** Alias of {@link raiseEvent}. */
   raiseEventTyped<T = unknown>(instanceId: string, eventName: string, data?: T): Promise<void>
   /** Alias of {@link enqueueEvent}. */
@@ -621,8 +628,16 @@ export class OrchestrationContext {
   scheduleSubOrchestrationWithId<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<OutputOf<R>>
   /** Same as `scheduleSubOrchestration(name, input, { version })`. */
   scheduleSubOrchestrationVersioned<T = any>(name: string, version: string, input?: unknown): ScheduledTask<T>
+  /** A reference's orchestration at `version` (for a versioned reference, its own: `TypeError` otherwise). */
+  scheduleSubOrchestrationVersioned<R extends OrchestrationRef>(orchestration: R, version: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<OutputOf<R>>
   /** Same as `scheduleSubOrchestration(name, input, { version, instanceId })`. */
   scheduleSubOrchestrationVersionedWithId<T = any>(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  scheduleSubOrchestrationVersionedWithId<R extends OrchestrationRef>(
+    orchestration: R,
+    version: string,
+    instanceId: string,
+    ...input: InputArgs<InputOf<R>>
+  ): ScheduledTask<OutputOf<R>>
   /**
    * Next message of queue `queueName` (sent with `Client.enqueueEvent`); yields its data.
    * Messages are kept until dequeued, in arrival order (unlike `waitForEvent`).
@@ -640,6 +655,8 @@ export class OrchestrationContext {
   startOrchestration<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<null>
   /** Detached start of a given version. */
   startOrchestrationVersioned(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  /** Detached start of a {@link defineOrchestration} reference at `version` (for a versioned reference, its own). */
+  startOrchestrationVersioned<R extends OrchestrationRef>(orchestration: R, version: string, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<null>
   /** A deterministic (recorded) UUID v4 string. */
   newGuid(): ScheduledTask<string>
   /** Deterministic (recorded) wall-clock time, ms since the epoch. */
@@ -686,21 +703,45 @@ export class OrchestrationContext {
   pruneKvValuesUpdatedBefore(cutoffMs: number): number
 
   // duroxide-node's typed variants: same tasks, but a result that is a string holding JSON
-  // is decoded once more (for activities returning `JSON.stringify(...)` text).
+  // is decoded once more (for activities returning `JSON.stringify(...)` text). Given a
+  // reference, a result typed as a string is therefore typed `Json` (see DecodedAgain).
   scheduleActivityTyped<T = any>(name: string, input?: unknown, options?: ActivityOptions): ScheduledTask<T>
+  scheduleActivityTyped<R extends ActivityRef>(activity: R, ...inputAndOptions: [...InputArgs<InputOf<R>>, ActivityOptions?]): ScheduledTask<DecodedAgain<OutputOf<R>>>
   scheduleActivityOnSessionTyped<T = any>(name: string, input: unknown, sessionId: string): ScheduledTask<T>
+  scheduleActivityOnSessionTyped<R extends ActivityRef>(activity: R, input: InputOf<R>, sessionId: string): ScheduledTask<DecodedAgain<OutputOf<R>>>
   scheduleActivityWithRetryTyped<T = any>(name: string, input: unknown, retry: RetryPolicy): ScheduledTask<T>
+  scheduleActivityWithRetryTyped<R extends ActivityRef>(activity: R, input: InputOf<R>, retry: RetryPolicy): ScheduledTask<DecodedAgain<OutputOf<R>>>
   scheduleActivityWithRetryOnSessionTyped<T = any>(name: string, input: unknown, retry: RetryPolicy, sessionId: string): ScheduledTask<T>
+  scheduleActivityWithRetryOnSessionTyped<R extends ActivityRef>(
+    activity: R,
+    input: InputOf<R>,
+    retry: RetryPolicy,
+    sessionId: string,
+  ): ScheduledTask<DecodedAgain<OutputOf<R>>>
   scheduleSubOrchestrationTyped<T = any>(name: string, input?: unknown, options?: SubOrchestrationOptions): ScheduledTask<T>
+  scheduleSubOrchestrationTyped<R extends OrchestrationRef>(
+    orchestration: R,
+    ...inputAndOptions: [...InputArgs<InputOf<R>>, SubOrchestrationOptions?]
+  ): ScheduledTask<DecodedAgain<OutputOf<R>>>
   scheduleSubOrchestrationWithIdTyped<T = any>(name: string, instanceId: string, input?: unknown): ScheduledTask<T>
+  scheduleSubOrchestrationWithIdTyped<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<DecodedAgain<OutputOf<R>>>
   waitForEventTyped<T = any>(name: string): ScheduledTask<T>
   dequeueEventTyped<T = any>(queueName: string): ScheduledTask<T>
-  allTyped(tasks: ScheduledTask[]): ScheduledTask<JoinResult[]>
-  raceTyped(...tasks: ScheduledTask[]): ScheduledTask<RaceResult>
-  raceTyped(tasks: ScheduledTask[]): ScheduledTask<RaceResult>
+  /** {@link all} with each `ok` (and each failure message) decoded once more. */
+  allTyped<Tasks extends ScheduledTask[]>(tasks: [...Tasks]): ScheduledTask<{ [K in keyof Tasks]: { ok: DecodedAgain<ResultOf<Tasks[K]>> } | { err: Json } }>
+  /** {@link race} with the winner's value decoded once more. */
+  raceTyped<Tasks extends ScheduledTask[]>(...tasks: Tasks): ScheduledTask<RaceResult<DecodedAgain<ResultOf<Tasks[number]>>>>
+  raceTyped<Tasks extends ScheduledTask[]>(tasks: [...Tasks]): ScheduledTask<RaceResult<DecodedAgain<ResultOf<Tasks[number]>>>>
   /** Aliases (no second decode). */
   startOrchestrationTyped(name: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  startOrchestrationTyped<R extends OrchestrationRef>(orchestration: R, instanceId: string, ...input: InputArgs<InputOf<R>>): ScheduledTask<null>
   startOrchestrationVersionedTyped(name: string, version: string, instanceId: string, input?: unknown): ScheduledTask<null>
+  startOrchestrationVersionedTyped<R extends OrchestrationRef>(
+    orchestration: R,
+    version: string,
+    instanceId: string,
+    ...input: InputArgs<InputOf<R>>
+  ): ScheduledTask<null>
   continueAsNewTyped(input?: unknown, version?: string): ScheduledTask<never>
   /** Whether this point of the generator is being replayed from history. */
   isReplaying(): boolean
@@ -784,6 +825,17 @@ export interface OrchestrationRef<I = any, O = any> {
   readonly fn: OrchestrationFunction<I, O>
 }
 
+/** An orchestration reference pinned to one version ({@link defineOrchestrationVersioned}). */
+export interface VersionedOrchestrationRef<I = any, O = any> extends OrchestrationRef<I, O> {
+  readonly version: string
+}
+
+/**
+ * What a `*Typed` task of result type `O` yields: its result decoded once more when it is a
+ * string holding JSON, so a string result may arrive as any JSON value; others are unchanged.
+ */
+export type DecodedAgain<O> = O extends string ? Json : O
+
 /** The input type of a reference. */
 export type InputOf<Ref> = Ref extends ActivityRef<infer I, any> ? I : Ref extends OrchestrationRef<infer I, any> ? I : never
 /** The result type of a reference (an activity's resolved return value, an orchestration's output). */
@@ -799,7 +851,7 @@ export function defineActivity<I = any, O = any>(name: string, fn: ActivityFunct
 /** An orchestration reference: `name` bound to the generator function `fn`, without a version. */
 export function defineOrchestration<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): OrchestrationRef<I, O>
 /** An orchestration reference pinned to `version` (a semantic version like `"2.0.0"`). */
-export function defineOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): OrchestrationRef<I, O>
+export function defineOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): VersionedOrchestrationRef<I, O>
 
 // ---------------------------------------------------------------------------------------
 // Runtime
@@ -1124,12 +1176,23 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
    * throw here.
    */
   registerOrchestrationVersioned<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): this
+  /**
+   * Register the function of a {@link defineOrchestration} reference as `version`; for a
+   * versioned reference `version` must be its own (`TypeError` otherwise).
+   */
+  registerOrchestrationVersioned(orchestration: OrchestrationRef, version: string): this
+  /** Register a {@link defineOrchestrationVersioned} reference at its version. */
+  registerOrchestrationVersioned(orchestration: VersionedOrchestrationRef): this
   /** duroxide-node's name for {@link Runtime.registerActivity} (results are JSON-encoded either way). */
   registerActivityTyped<I = any, O = any>(name: string, fn: ActivityFunction<I, O>): this
+  registerActivityTyped(activity: ActivityRef): this
   /** duroxide-node's name for {@link Runtime.registerOrchestration}. */
   registerOrchestrationTyped<I = any, O = any>(name: string, fn: OrchestrationFunction<I, O>): this
+  registerOrchestrationTyped(orchestration: OrchestrationRef): this
   /** duroxide-node's name for {@link Runtime.registerOrchestrationVersioned}. */
   registerOrchestrationVersionedTyped<I = any, O = any>(name: string, version: string, fn: OrchestrationFunction<I, O>): this
+  registerOrchestrationVersionedTyped(orchestration: OrchestrationRef, version: string): this
+  registerOrchestrationVersionedTyped(orchestration: VersionedOrchestrationRef): this
   /**
    * Start the dispatchers; resolves once they run. Rejects (never panics) with a
    * `SteadfastError`: `ERR_STEADFAST_INVALID_STATE` when already started or shut down,

@@ -13,7 +13,7 @@ const { requireString, requireSemver, requireFunction, requireGeneratorFunction,
 const { MAX_TIMEOUT_MS } = require('./option-tables')
 const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
-const { registration } = require('./refs')
+const { registration, versionOf } = require('./refs')
 const { LIFECYCLE_KINDS, trackLifecycleListeners } = require('./lifecycle')
 
 const DEFAULT_VERSION = '1.0.0'
@@ -174,9 +174,15 @@ class Runtime extends EventEmitter {
     return this.registerOrchestrationVersioned(name, version, fn)
   }
 
-  registerOrchestrationVersioned(name, version, fn) {
-    requireSemver('version', version)
-    return this.#registerOrchestration(name, version, fn)
+  /**
+   * `(name, version, fn)`; `(reference, version)` from defineOrchestration*() (a versioned
+   * reference's own version only); or `(reference)` from defineOrchestrationVersioned().
+   */
+  registerOrchestrationVersioned(nameOrReference, version, fnOfName) {
+    const orchestration = registration('orchestration', nameOrReference, fnOfName)
+    const registered =
+      version === undefined && orchestration.version !== undefined ? orchestration.version : versionOf('version', orchestration, requireSemver('version', version))
+    return this.#registerOrchestration(orchestration.name, registered, orchestration.fn)
   }
 
   #registerOrchestration(name, version, fn) {
