@@ -20,7 +20,7 @@ const DOCS_TABLE_HEADER = '| option | range | default | meaning |'
 /** The docs/node-api.md heading each table's docs table stands under. */
 const DOCS_HEADINGS = {
   RuntimeOptions: '## Runtime options',
-  PostgresConnectOptions: '## PostgreSQL provider options',
+  PostgresConnectOptions: '### PostgreSQL provider options',
   ListDeadLettersOptions: '#### `listDeadLetters` options',
   PurgeDeadLettersOptions: '#### `purgeDeadLetters` options',
   ListInstancesOptions: '#### `listInstances` options',
