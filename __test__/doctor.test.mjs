@@ -5,62 +5,19 @@
 // usage and connection errors; and the password never appearing in any output.
 import { describe, test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
-import path from 'node:path'
+import {
+  DATABASE_URL,
+  SCHEMA_VERSION,
+  pg,
+  connect,
+  createSteadfastSchema,
+  doctor,
+  dropCreatedSchemas,
+  schemaName,
+} from './doctor-fixtures.mjs'
 
 const require = createRequire(import.meta.url)
-const pg = require('pg')
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const BIN = path.join(ROOT, 'bin', 'steadfast.js')
-const DATABASE_URL = process.env.STEADFAST_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
-const MIGRATIONS_DIR = path.join(ROOT, 'crates/steadfast-pg/migrations')
-/** Every migration of the provider, in order: { version, name, text } (files NNNN_name.sql). */
-const MIGRATIONS = readdirSync(MIGRATIONS_DIR)
-  .filter((f) => /^\d{4}_\w+\.sql$/.test(f))
-  .sort()
-  .map((f) => ({ version: Number(f.slice(0, 4)), name: f.slice(5, -4), text: readFileSync(path.join(MIGRATIONS_DIR, f), 'utf8') }))
-const SCHEMA_VERSION = MIGRATIONS.at(-1).version
-const BOOTSTRAP = readFileSync(path.join(ROOT, 'crates/steadfast-pg/queries/migrate_bootstrap.sql'), 'utf8')
-
-const created = []
-
-function schemaName(label) {
-  const s = `sf_doctor_${label}_${randomBytes(4).toString('hex')}`
-  created.push(s)
-  return s
-}
-
-async function connect() {
-  const c = new pg.Client({ connectionString: DATABASE_URL })
-  c.on('error', () => {})
-  await c.connect()
-  return c
-}
-
-/** FNV-1a 64 of the migration text, as steadfast-pg records it in schema_migrations. */
-function checksum(text) {
-  let h = 0xcbf29ce484222325n
-  for (const b of Buffer.from(text, 'utf8')) {
-    h ^= BigInt(b)
-    h = (h * 0x100000001b3n) & 0xffffffffffffffffn
-  }
-  return h.toString(16).padStart(16, '0')
-}
-
-/** A steadfast schema's tables as the provider's migrations make them: bootstrap, every migration, its record. */
-async function createSteadfastSchema(db, schema) {
-  const q = `"${schema}"`
-  await db.query(BOOTSTRAP.replaceAll('__SCHEMA__', q))
-  for (const m of MIGRATIONS) {
-    await db.query(m.text.replaceAll('__SCHEMA__', q))
-    await db.query(`INSERT INTO ${q}.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)`, [m.version, m.name, checksum(m.text)])
-  }
-}
 
 /**
  * The duroxide-pg 0.1.38 tables doctor reads, with the columns its migrations leave them with
@@ -87,27 +44,6 @@ async function createDuroxideSchema(db, schema) {
     CREATE TABLE ${q}.instance_locks (instance_id text PRIMARY KEY, lock_token text NOT NULL,
         locked_until bigint NOT NULL, locked_at bigint NOT NULL);
   `)
-}
-
-/** Run the CLI; resolves to { code, stdout, stderr, ms }. */
-function doctor(args, { timeoutMs = 60_000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const started = Date.now()
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`doctor did not finish within ${timeoutMs} ms: ${stdout}${stderr}`))
-    }, timeoutMs)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, ms: Date.now() - started })
-    })
-  })
 }
 
 /** Run doctor with --json on `schema`; resolves to { code, report, byName, stderr }. */
@@ -159,7 +95,7 @@ before(async () => {
 
 after(async () => {
   if (db) {
-    for (const s of created) await db.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`)
+    await dropCreatedSchemas(db)
     await db.end()
   }
 })
@@ -397,25 +333,49 @@ describe('steadfast schema', () => {
   test('while doctor samples it holds no lock, so DDL never queues behind it (nor claims behind the DDL)', async () => {
     const ddl = await connect()
     try {
-      await ddl.query(`SET lock_timeout = '1s'`)
       const run = doctor(['doctor', '--url', DATABASE_URL, '--schema', schema, '--sample-seconds', '4', '--json'], {
         timeoutMs: 30_000,
       })
-      const taken = []
-      for (let i = 0; i < 5; i++) {
+      // A migration's DDL, against each table doctor reads, while it samples: ACCESS EXCLUSIVE,
+      // which one transaction over the window would make wait until doctor ends.
+      const waits = []
+      for (const table of ['orchestrator_queue', 'instance_leases', 'worker_queue', 'dead_letters', 'orchestrator_queue']) {
         await new Promise((res) => setTimeout(res, 500))
-        // What a migration takes; it would wait out the whole window behind one long transaction.
+        const started = Date.now()
         await ddl.query('BEGIN')
-        await ddl.query(`LOCK TABLE ${q}.orchestrator_queue, ${q}.instance_leases, ${q}.worker_queue IN ACCESS EXCLUSIVE MODE`)
+        await ddl.query(`ALTER TABLE ${q}.${table} ADD COLUMN doctor_probe integer`)
         await ddl.query('ROLLBACK')
-        taken.push(i)
+        waits.push(Date.now() - started)
       }
       const r = await run
-      assert.deepEqual(taken, [0, 1, 2, 3, 4], 'every exclusive lock was granted within 1 s while doctor sampled')
+      assert.ok(r.ms >= 4000, `doctor sampled for ${r.ms} ms`)
+      assert.ok(Math.max(...waits) < 1000, `ALTER TABLE waited ${waits.join(', ')} ms while doctor sampled`)
       assert.notEqual(r.code, 2, r.stderr)
     } finally {
       await ddl.query('ROLLBACK').catch(() => {})
       await ddl.end()
+    }
+  })
+
+  test('a table locked while doctor samples makes it give up after its lock timeout, not wait for the lock', async () => {
+    const holder = await connect()
+    try {
+      const run = doctor(['doctor', '--url', DATABASE_URL, '--schema', schema, '--sample-seconds', '20'], {
+        timeoutMs: 30_000,
+      })
+      await new Promise((res) => setTimeout(res, 1500))
+      await holder.query('BEGIN')
+      await holder.query(`LOCK TABLE ${q}.orchestrator_queue IN ACCESS EXCLUSIVE MODE`)
+      const locked = Date.now()
+      const r = await run
+      const waited = Date.now() - locked
+      await holder.query('ROLLBACK')
+      assert.equal(r.code, 2, r.stdout + r.stderr)
+      assert.match(r.stderr, /locked exclusively .*doctor gave up after 2s rather than wait/)
+      assert.ok(waited < 6000, `doctor waited ${waited} ms on the lock`)
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {})
+      await holder.end()
     }
   })
 

@@ -2,7 +2,8 @@
 // ./scripts/package.sh wrote to target/npm-pack/, installed into a fresh project with no
 // Rust toolchain on PATH. The README's quickstarts (ES module and CommonJS, SQLite) run as
 // written, a typed usage file passes tsc under moduleResolution nodenext against the
-// installed typings, and the doctor CLI answers --help. Run by scripts/packed-install-test.sh.
+// installed typings, the doctor CLI answers --help, and its named queries are installed.
+// Run by scripts/packed-install-test.sh.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -52,6 +53,12 @@ test('a typed usage file passes tsc under moduleResolution nodenext', { timeout:
     }),
   )
   run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'])
+})
+
+test("the installed package holds doctor's named queries where lib/doctor reads them", () => {
+  const dir = join('crates', 'steadfast-pg', 'queries')
+  const doctorQueries = (root) => readdirSync(join(root, dir)).filter((f) => /^doctor_\w+\.sql$/.test(f)).sort()
+  assert.deepEqual(doctorQueries(join(project, 'node_modules', 'steadfast')), doctorQueries(ROOT))
 })
 
 test('the doctor CLI answers --help, and names its one extra package when it is missing', () => {

@@ -1,6 +1,6 @@
 'use strict'
 
-// The snapshot checks: each runs read-only SELECTs and returns
+// The snapshot checks: each reads the rows of doctor's statements (./layout.js) and returns
 // { name, status: 'ok'|'warn'|'fail', value, detail } plus `lines` for the text report.
 
 const { fmtDuration, fmtMs, plural, round } = require('./format')
@@ -248,28 +248,27 @@ function deadLettersCheck(row) {
 /** Run every snapshot check (lock waiters and fetch latency come from sampling). */
 async function snapshotChecks(client, { kind, q, maxAttempts }) {
   const one = async (sql, params = []) => (await client.query(sql, params)).rows[0]
-  const orchDepth = await one(q.orchDepth)
-  const workerDepth = await one(q.workerDepth)
-  const orchOldest = await one(q.orchOldestReady)
-  const workerOldest = await one(q.workerOldestReady)
-  const attempts = await one(q.attempts, [maxAttempts])
-  const expiredInst = await one(q.expiredLeases, [THRESHOLDS.stuckLeaseS])
-  const expiredWorker = await one(q.expiredWorker, [THRESHOLDS.stuckLeaseS])
-  const born = await one(q.bornExpired)
-  const live = await one(q.liveLeases)
+  const byQueue = new Map((await client.query(q.queues)).rows.map((r) => [r.queue, r]))
+  const orch = byQueue.get('orchestrator')
+  const worker = byQueue.get('worker')
+  const attempts = await one(q.attempts_over_max, [maxAttempts])
+  const expiredInst = await one(q.expired_instance_leases, [THRESHOLDS.stuckLeaseS])
+  const expiredWorker = await one(q.expired_worker_leases, [THRESHOLDS.stuckLeaseS])
+  const born = await one(q.leases_born_expired)
+  const live = await one(q.live_leases)
   const checks = [
-    depthCheck('orchestrator_queue', orchDepth),
-    depthCheck('worker_queue', workerDepth),
-    oldestReadyCheck(orchOldest, workerOldest),
+    depthCheck('orchestrator_queue', orch),
+    depthCheck('worker_queue', worker),
+    oldestReadyCheck(orch.oldest, worker.oldest),
     attemptsCheck(attempts, maxAttempts, {
-      orchestrator: num(orchDepth.max_attempt_count) ?? 0,
-      worker: num(workerDepth.max_attempt_count) ?? 0,
+      orchestrator: num(orch.max_attempt_count) ?? 0,
+      worker: num(worker.max_attempt_count) ?? 0,
     }),
     expiredLeasesCheck(kind, expiredInst, expiredWorker),
     bornExpiredCheck(kind, born),
     liveLeaseCheck(kind, live),
   ]
-  if (kind === 'steadfast') checks.push(deadLettersCheck(await one(q.deadLetters)))
+  if (q.dead_letters) checks.push(deadLettersCheck(await one(q.dead_letters)))
   return checks
 }
 

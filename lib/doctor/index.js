@@ -1,17 +1,18 @@
 'use strict'
 
 // `steadfast doctor`: a read-only health report of a steadfast or duroxide-pg schema.
-// Every statement runs in a transaction of its own, read-only (the session's default), with
-// short lock and statement timeouts, so doctor can neither change nor block the system it
-// inspects: between statements it holds no lock, so a DDL statement (a migration, VACUUM
-// FULL) never queues behind doctor's sampling window, and the claims that would queue
-// behind that DDL never wait for doctor.
+// Every statement runs on its own (autocommit: a transaction of its own), read-only (the
+// session's default), with short lock and statement timeouts, so doctor can neither change
+// nor block the system it inspects: between statements it holds no lock, so a DDL statement
+// (a migration, VACUUM FULL) never queues behind doctor's sampling window, and the claims
+// that would queue behind that DDL never wait for doctor. The statements are the provider's
+// named queries (./queries.js), or ./duroxide-pg.js for an upstream schema.
 
 const { parseDoctorArgs, UsageError, USAGE } = require('./args')
 const { inspectUrl, scrub } = require('../cli/url')
 const { urlSecretsOfArgv } = require('../cli/args')
 const { detectLayout, LayoutError } = require('./layout')
-const { dialect, queries } = require('./sql')
+const { COMMON_QUERIES } = require('./queries')
 const { snapshotChecks, THRESHOLDS } = require('./checks')
 const { sampleChecks } = require('./sample')
 const { buildReport, renderText, renderJson } = require('./report')
@@ -79,16 +80,9 @@ async function runDoctor(opts) {
     throw new DoctorError('connection', `cannot connect to ${display}: ${e && e.message ? e.message : e}`)
   }
   try {
-    await client.query(`SET default_transaction_read_only = on`)
-    await client.query(`SET statement_timeout = '${TIMEOUTS.statement}'`)
-    await client.query(`SET lock_timeout = '${TIMEOUTS.lock}'`)
-    const info = (
-      await client.query(
-        `SELECT current_database() AS db, current_setting('server_version_num')::int AS version,
-                current_setting('transaction_read_only') AS ro`,
-      )
-    ).rows[0]
-    if (info.ro !== 'on') throw new DoctorError('query', 'could not make the session read-only')
+    await client.query(COMMON_QUERIES.session_limits, [TIMEOUTS.statement, TIMEOUTS.lock])
+    const info = (await client.query(COMMON_QUERIES.session)).rows[0]
+    if (info.read_only !== 'on') throw new DoctorError('query', 'could not make the session read-only')
 
     let layout
     try {
@@ -97,22 +91,20 @@ async function runDoctor(opts) {
       if (e instanceof LayoutError) throw new DoctorError('schema', e.message)
       throw e
     }
-    const d = dialect(layout.kind, opts.schema, layout.tables)
-    const q = queries(d)
+    const q = layout.queries
     let schemaVersion = null
-    if (layout.kind === 'steadfast' || layout.tables.has('_duroxide_migrations')) {
-      const v = (await client.query(q.schemaVersion)).rows[0].version
+    if (q.schema_version) {
+      const v = (await client.query(q.schema_version)).rows[0].version
       schemaVersion = v === null ? null : Number(v)
     }
-    const checkedAt = (await client.query(`SELECT to_json(clock_timestamp()) AS t`)).rows[0].t
     const checks = await snapshotChecks(client, { kind: layout.kind, q, maxAttempts: opts.maxAttempts })
     const { lockWaiters, fetchLatency } = await sampleChecks(client, {
-      d,
+      kind: layout.kind,
       q,
       seconds: opts.sampleSeconds,
       schemaOid: layout.oid,
       schema: opts.schema,
-      hasWaitstart: info.version >= 140000,
+      claimClock: layout.kind === 'steadfast' ? 'database' : 'caller',
     })
     checks.push(lockWaiters, fetchLatency)
     return buildReport(
@@ -121,7 +113,7 @@ async function runDoctor(opts) {
         kind: layout.kind,
         schemaVersion,
         database: display,
-        checkedAt,
+        checkedAt: info.checked_at,
         maxAttempts: opts.maxAttempts,
         sampleSeconds: opts.sampleSeconds,
       },

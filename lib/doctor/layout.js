@@ -1,28 +1,19 @@
 'use strict'
 
-// Recognise which provider owns a schema, from its tables and columns (pg_catalog only).
+// Recognise which provider owns a schema and check that doctor's statements fit it. What
+// doctor knows of steadfast's tables is what its named queries read: a schema is steadfast's
+// when it has every table they name, and it fits when every one of them plans against it.
 
-/** Tables and the columns doctor's queries read, per provider. */
-const LAYOUTS = Object.freeze({
-  steadfast: {
-    instance_leases: ['instance_id', 'lock_token', 'locked_until', 'locked_at', 'attempt_count'],
-    orchestrator_queue: ['id', 'instance_id', 'visible_at', 'lock_token', 'attempt_count', 'created_at'],
-    worker_queue: ['id', 'visible_at', 'lock_token', 'locked_until', 'attempt_count', 'instance_id', 'activity_id'],
-    dead_letters: ['id', 'queue', 'instance_id', 'attempt_count', 'max_attempts', 'reason', 'dead_at'],
-    schema_migrations: ['version'],
-  },
-  // duroxide-pg (0.1.x, migrations 0001-0026): lock expiry columns are BIGINT epoch milliseconds.
-  'duroxide-pg': {
-    orchestrator_queue: ['id', 'instance_id', 'visible_at', 'lock_token', 'locked_until', 'attempt_count'],
-    worker_queue: ['id', 'visible_at', 'lock_token', 'locked_until', 'attempt_count'],
-    instance_locks: ['instance_id', 'lock_token', 'locked_until', 'locked_at'],
-  },
-})
+const { COMMON_QUERIES, STEADFAST_TEMPLATES, renderSql, tablesOf, parameterCount } = require('./queries')
+const { SIGNATURE: DUROXIDE_SIGNATURE, duroxideTemplates, duroxideLayoutProblem } = require('./duroxide-pg')
+
+const UNDEFINED_COLUMN = '42703'
+const UNDEFINED_TABLE = '42P01'
 
 /** The tables whose presence names the provider. */
 const SIGNATURE = Object.freeze({
-  steadfast: ['instance_leases', 'orchestrator_queue', 'dead_letters', 'schema_migrations'],
-  'duroxide-pg': ['orchestrator_queue', 'instance_locks'],
+  steadfast: Object.freeze([...new Set(Object.values(STEADFAST_TEMPLATES).flatMap((t) => [...tablesOf(t)]))].sort()),
+  'duroxide-pg': DUROXIDE_SIGNATURE,
 })
 
 class LayoutError extends Error {
@@ -32,40 +23,62 @@ class LayoutError extends Error {
   }
 }
 
+/** The schema from pg_catalog: { oid, tables: Map(table -> Map(column -> type)) }, or null. */
 async function readCatalog(client, schema) {
-  const ns = await client.query('SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $1', [schema])
-  if (ns.rowCount === 0) return null
-  const cols = await client.query(
-    `SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type
-     FROM pg_catalog.pg_class AS c
-     JOIN pg_catalog.pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-     WHERE c.relnamespace = $1 AND c.relkind IN ('r', 'p')`,
-    [ns.rows[0].oid],
-  )
-  const tables = new Map()
-  for (const r of cols.rows) {
-    if (!tables.has(r.table)) tables.set(r.table, new Map())
-    tables.get(r.table).set(r.column, r.type)
-  }
-  return { oid: ns.rows[0].oid, tables }
-}
-
-function missingColumns(tables, layout) {
-  const missing = []
-  for (const [table, columns] of Object.entries(layout)) {
-    const have = tables.get(table)
-    if (!have) {
-      missing.push(table)
-      continue
-    }
-    for (const c of columns) if (!have.has(c)) missing.push(`${table}.${c}`)
-  }
-  return missing
+  const r = await client.query(COMMON_QUERIES.schema_tables, [schema])
+  if (r.rowCount === 0) return null
+  const tables = new Map(Object.entries(r.rows[0].tables).map(([t, cols]) => [t, new Map(Object.entries(cols))]))
+  return { oid: r.rows[0].oid, tables }
 }
 
 /**
- * Identify the schema: `{ kind, oid, tables, schemaVersion }`. Throws LayoutError when the
- * schema does not exist or matches neither provider.
+ * The tables of `template` that lack the column a 42703 error names: `column l.x does not
+ * exist` names the table by its alias (`__SCHEMA__.table AS l`), `column "x" does not exist`
+ * any table the statement reads.
+ */
+function tablesLackingColumn(template, message, tables) {
+  const m = /column "?(?:(\w+)\.)?(\w+)"? does not exist/.exec(message)
+  if (!m) return []
+  const [, alias, column] = m
+  const aliased = [...template.matchAll(/__SCHEMA__\.(\w+)\s+AS\s+(\w+)/g)].filter((a) => a[2] === alias).map((a) => a[1])
+  const candidates = aliased.length ? aliased : [...tablesOf(template)]
+  return candidates.filter((t) => tables.has(t) && !tables.get(t).has(column)).map((t) => `${t}.${column}`)
+}
+
+/**
+ * Plan (EXPLAIN, without running) every template against the schema; throws LayoutError
+ * naming what a statement reads and the schema lacks.
+ */
+async function checkTemplatesFit(client, schema, kind, templates, tables) {
+  const lacks = new Set()
+  for (const template of Object.values(templates)) {
+    const sql = renderSql(template, schema)
+    try {
+      await client.query(`EXPLAIN ${sql}`, new Array(parameterCount(sql)).fill(null))
+    } catch (e) {
+      if (e.code === UNDEFINED_TABLE) {
+        for (const t of tablesOf(template)) if (!tables.has(t)) lacks.add(t)
+      } else if (e.code === UNDEFINED_COLUMN) {
+        const missing = tablesLackingColumn(template, e.message, tables)
+        if (missing.length) for (const c of missing) lacks.add(c)
+        else lacks.add(`what it reads (${e.message})`)
+      } else {
+        throw e
+      }
+    }
+  }
+  if (lacks.size) {
+    throw new LayoutError(
+      `schema "${schema}" looks like a ${kind} schema but lacks ${[...lacks].join(', ')} ` +
+        `(an unsupported or partly migrated version)`,
+    )
+  }
+}
+
+/**
+ * Identify the schema: `{ kind, oid, tables, queries }`, `queries` being doctor's statements
+ * for it, rendered, by name. Throws LayoutError when the schema does not exist, matches
+ * neither provider, or lacks what doctor reads.
  */
 async function detectLayout(client, schema, database) {
   const cat = await readCatalog(client, schema)
@@ -83,20 +96,14 @@ async function detectLayout(client, schema, database) {
         `it has ${found.length ? found.slice(0, 12).join(', ') + (found.length > 12 ? ', …' : '') : 'no tables'}`,
     )
   }
-  const missing = missingColumns(tables, LAYOUTS[kind])
-  if (missing.length) {
-    throw new LayoutError(
-      `schema "${schema}" looks like a ${kind} schema but lacks ${missing.join(', ')} ` +
-        `(an unsupported or partly migrated version)`,
-    )
-  }
+  const templates = kind === 'steadfast' ? STEADFAST_TEMPLATES : duroxideTemplates(tables)
+  await checkTemplatesFit(client, schema, kind, templates, tables)
   if (kind === 'duroxide-pg') {
-    const t = tables.get('instance_locks').get('locked_until')
-    if (t !== 'bigint') {
-      throw new LayoutError(`schema "${schema}": instance_locks.locked_until is ${t}, expected bigint (epoch ms)`)
-    }
+    const problem = duroxideLayoutProblem(tables)
+    if (problem) throw new LayoutError(`schema "${schema}": ${problem}`)
   }
-  return { kind, oid: cat.oid, tables }
+  const queries = Object.fromEntries(Object.entries(templates).map(([name, t]) => [name, renderSql(t, schema)]))
+  return { kind, oid: cat.oid, tables, queries }
 }
 
-module.exports = { detectLayout, LayoutError, LAYOUTS, SIGNATURE }
+module.exports = { detectLayout, LayoutError, SIGNATURE }

@@ -3,7 +3,7 @@
 // Live, read-only sampling: how quickly ready work is consumed, and who waits on locks.
 // Only SELECTs (no claims, locks or writes); see METHOD for what is measured.
 
-const { lockWaitersSql, advisoryInstancesSql, sequencePositionSql } = require('./sql')
+const { COMMON_QUERIES } = require('./queries')
 const { check, THRESHOLDS } = require('./checks')
 const { fmtDuration, fmtMs, plural, stats, round } = require('./format')
 
@@ -63,22 +63,13 @@ class QueueTracker {
   }
 }
 
-async function counters(client, q, S) {
-  const c = (await client.query(q.counters, [`${S}.orchestrator_queue`, `${S}.worker_queue`])).rows[0]
-  // Reading a sequence needs its SELECT privilege; without it, fall back to the highest id.
-  const pos = async (seq, fallback) => {
-    if (!seq) return fallback
-    try {
-      return Number((await client.query(sequencePositionSql(seq))).rows[0].pos)
-    } catch {
-      return fallback
-    }
-  }
+async function counters(client, q, schema) {
+  const c = (await client.query(q.queue_counters, [schema])).rows[0]
   return {
     orchTotal: Number(c.orch_total),
     workerTotal: Number(c.worker_total),
-    orchSeq: await pos(c.orch_seq, Number(c.orch_max_id ?? 0)),
-    workerSeq: await pos(c.worker_seq, Number(c.worker_max_id ?? 0)),
+    orchSeq: Number(c.orch_seq),
+    workerSeq: Number(c.worker_seq),
   }
 }
 
@@ -119,11 +110,12 @@ class WaiterLog {
 }
 
 /**
- * Sample for `seconds`. Returns { lockWaiters, fetchLatency } checks. `waitersSql` reads
- * pg_locks; the first reading happens even when seconds is 0.
+ * Sample for `seconds`, one short statement at a time. Returns { lockWaiters, fetchLatency }
+ * checks. pg_locks is read even when seconds is 0. `claimClock` names the clock of the lease
+ * stamps: 'database' or 'caller'.
  */
-async function sampleChecks(client, { d, q, seconds, schemaOid, schema, hasWaitstart }) {
-  const waitersSql = lockWaitersSql(hasWaitstart)
+async function sampleChecks(client, { kind, q, seconds, schemaOid, schema, claimClock }) {
+  const waitersSql = COMMON_QUERIES.lock_waiters
   const waiterParams = [schemaOid, `${schema.toLowerCase()}.`]
   const log = new WaiterLog()
   log.add((await client.query(waitersSql, waiterParams)).rows)
@@ -135,12 +127,12 @@ async function sampleChecks(client, { d, q, seconds, schemaOid, schema, hasWaits
     const orch = new QueueTracker()
     const worker = new QueueTracker()
     const claimWaits = new Map() // lease token -> wait ms (null: redelivery only)
-    const c0 = await counters(client, q, d.S)
+    const c0 = await counters(client, q, schema)
     const started = Date.now()
     let startMs = null
     let ticks = 0
     for (;;) {
-      const t = (await client.query(q.tick, [LIST_CAP, startMs ?? 0])).rows[0]
+      const t = (await client.query(q.sample_tick, [LIST_CAP, startMs ?? 0])).rows[0]
       const nowMs = Number(t.now_ms)
       if (startMs === null) startMs = nowMs
       else for (const [token, , wait] of t.claims) if (!claimWaits.has(token)) claimWaits.set(token, wait)
@@ -152,7 +144,7 @@ async function sampleChecks(client, { d, q, seconds, schemaOid, schema, hasWaits
       if (elapsed >= seconds * 1000) break
       await sleep(Math.min(INTERVAL_MS, seconds * 1000 - elapsed))
     }
-    const c1 = await counters(client, q, d.S)
+    const c1 = await counters(client, q, schema)
     const windowS = (Date.now() - started) / 1000
     const flow = (seq0, seq1, tot0, tot1) => {
       const enqueued = Math.max(0, seq1 - seq0)
@@ -177,7 +169,7 @@ async function sampleChecks(client, { d, q, seconds, schemaOid, schema, hasWaits
       sampleSeconds: seconds,
       intervalMs: INTERVAL_MS,
       ticks,
-      method: method(seconds, d.claimClock),
+      method: method(seconds, claimClock),
       orchestrator: summarize(
         orch,
         flow(c0.orchSeq, c1.orchSeq, c0.orchTotal, c1.orchTotal),
@@ -188,7 +180,7 @@ async function sampleChecks(client, { d, q, seconds, schemaOid, schema, hasWaits
     }
     fetchLatency = latencyCheck(value, ticks)
   }
-  const lockWaiters = await waitersCheck(client, d, log)
+  const lockWaiters = await waitersCheck(client, kind, q, log)
   return { lockWaiters, fetchLatency }
 }
 
@@ -214,12 +206,12 @@ function latencyCheck(value, ticks) {
   return check('fetch_latency', problems.length ? 'warn' : 'ok', value, detail, [`method: ${value.method}`])
 }
 
-async function waitersCheck(client, d, log) {
+async function waitersCheck(client, kind, q, log) {
   const all = [...log.byKey.values()]
   const keys = [...new Set(all.filter((w) => w.advisoryKey !== null).map((w) => w.advisoryKey))]
   const instanceByKey = new Map()
   if (keys.length) {
-    const rows = (await client.query(advisoryInstancesSql(d), [keys])).rows
+    const rows = (await client.query(q.advisory_instances, [keys])).rows
     for (const r of rows) instanceByKey.set(r.key, r.instance_id)
   }
   const waiters = []
@@ -261,7 +253,7 @@ async function waitersCheck(client, d, log) {
     `${advisory ? ` (${advisory} on per-instance advisory locks)` : ''}, longest ${fmtDuration(maxWait)}${tail}`
   if (maxWait >= THRESHOLDS.lockWaitFailS) {
     const why =
-      d.leaseTable === 'instance_locks'
+      kind === 'duroxide-pg'
         ? ': duroxide-pg fetches that wait on an instance advisory lock get leases that may already be stale'
         : ': something holds rows or tables of the schema (steadfast claims never wait; look at the blocking pid)'
     return check('lock_waiters', 'fail', value, `${summary} (fail ≥ ${fmtDuration(THRESHOLDS.lockWaitFailS)})${why}`, lines)
