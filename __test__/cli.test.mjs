@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
-import { steadfast, DATABASE_URL, FAST, POISON_FAST, uid, until, pgSchema, runtimeOn } from './helpers.mjs'
+import { steadfast, DATABASE_URL, FAST, POISON_FAST, uid, until, runtimeOn } from './helpers.mjs'
+import { operatorBackend, operatorSampleIds, populate, registerOperatorSamples } from './operator-store.mjs'
 
 const require = createRequire(import.meta.url)
 const pg = require('pg')
-const { PostgresProvider, SqliteProvider, Runtime, Client } = steadfast
+const { SqliteProvider, Runtime, Client } = steadfast
 
 const BIN = fileURLToPath(new URL('../bin/steadfast.js', import.meta.url))
 const SECRET = 's3cr3t-pw'
@@ -45,65 +46,14 @@ function assertExit(r, code, what) {
   assert.equal(r.code, code, `${what}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`)
 }
 
-function register(rt) {
-  rt.registerActivity('Hello', async (ctx, name) => `hello ${name}`)
-  rt.registerOrchestration('Greet', function* (ctx, name) {
-    return yield ctx.scheduleActivity('Hello', name)
-  })
-  rt.registerOrchestration('Boom', function* () {
-    throw new Error('boom on purpose')
-  })
-  rt.registerOrchestration('CallsMissing', function* (ctx) {
-    return yield ctx.scheduleActivity('Missing', 'x')
-  })
-  rt.registerOrchestration('WaitsForGo', function* (ctx) {
-    ctx.setCustomStatus('waiting for Go')
-    return yield ctx.waitForEvent('Go')
-  })
-  rt.registerOrchestration('Child', function* (ctx, { id, depth }) {
-    if (depth > 0) yield ctx.scheduleSubOrchestrationWithId('Child', `${id}-grandchild`, { id: `${id}-grandchild`, depth: 0 })
-    return depth
-  })
-  rt.registerOrchestration('Parent', function* (ctx, id) {
-    yield ctx.scheduleSubOrchestrationWithId('Child', `${id}-a`, { id: `${id}-a`, depth: 1 })
-    yield ctx.scheduleSubOrchestrationWithId('Child', `${id}-b`, { id: `${id}-b`, depth: 0 })
-    return 'parent done'
-  })
-}
-
 describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
-  let schema
-  const backend = {
-    async open() {
-      const s = await pgSchema('cli')
-      schema = s.schema
-      const provider = await PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema, maxConnections: 4 })
-      return {
-        provider,
-        async cleanup() {
-          await provider.close()
-          await s.drop()
-        },
-      }
-    },
-  }
-  const fx = runtimeOn(backend, POISON_FAST, register)
-  const ids = { done: uid('done'), failed: uid('failed'), poisoned: uid('poison'), waiting: uid('wait'), parent: uid('parent') }
-  const on = (...args) => [...args, '--url', DATABASE_URL, '--schema', schema]
+  const backend = operatorBackend('cli')
+  const fx = runtimeOn(backend, POISON_FAST, registerOperatorSamples)
+  const ids = operatorSampleIds()
+  const on = (...args) => [...args, '--url', DATABASE_URL, '--schema', backend.schema]
 
   test('set-up: the runtime ends every instance but the waiting one', async () => {
-    const c = fx.client
-    await c.startOrchestration(ids.done, 'Greet', 'Ada')
-    await c.startOrchestration(ids.failed, 'Boom', null)
-    await c.startOrchestration(ids.poisoned, 'CallsMissing', null)
-    await c.startOrchestration(ids.parent, 'Parent', ids.parent)
-    await c.startOrchestration(ids.waiting, 'WaitsForGo', null)
-    assert.equal((await c.waitForOrchestration(ids.done, 30_000)).status, 'Completed')
-    assert.equal((await c.waitForOrchestration(ids.failed, 30_000)).status, 'Failed')
-    const poisoned = await c.waitForOrchestration(ids.poisoned, 30_000)
-    assert.equal(poisoned.errorCategory, 'poison', poisoned.error)
-    assert.equal((await c.waitForOrchestration(ids.parent, 30_000)).status, 'Completed')
-    await until(async () => (await c.getStatus(ids.waiting)).customStatus === 'waiting for Go', 30_000, 'the waiting instance')
+    await populate(fx.client, ids)
   })
 
   test('list: a table with every instance, and --json with their statuses', async () => {
@@ -373,8 +323,8 @@ describe('steadfast CLI on PostgreSQL', { timeout: 300_000 }, () => {
     closed.hostname = '127.0.0.1'
     closed.port = '1'
     const runs = [
-      [0, ['list', '--url', withPw.toString(), '--schema', schema]],
-      [0, ['describe', ids.done, '--json', `--url=${withPw}`, '--schema', schema]],
+      [0, ['list', '--url', withPw.toString(), '--schema', backend.schema]],
+      [0, ['describe', ids.done, '--json', `--url=${withPw}`, '--schema', backend.schema]],
       [2, ['list', '--url', withPw.toString(), '--schema', 'sf_cli_no_such_schema']],
       [2, ['list', '--url', closed.toString()]],
       [2, ['list', '--url', closed.toString(), '--json']],
@@ -407,7 +357,7 @@ describe('steadfast CLI on SQLite', { timeout: 120_000 }, () => {
   test('list and describe read a SQLite file; dead letters and a missing file exit 2', async () => {
     const provider = await SqliteProvider.open(file)
     const rt = new Runtime(provider, FAST)
-    register(rt)
+    registerOperatorSamples(rt)
     await rt.start()
     const id = uid('sqlite')
     try {

@@ -144,21 +144,22 @@ export function backends(label) {
         }
       },
     },
-    {
-      name: 'postgres',
-      async open() {
-        const s = await pgSchema(label)
-        const provider = await steadfast.PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema: s.schema, maxConnections: 4 })
-        return {
-          provider,
-          async cleanup() {
-            await provider.close()
-            await s.drop()
-          },
-        }
-      },
-    },
+    { name: 'postgres', open: () => postgresStore(label) },
   ]
+}
+
+/** A provider on a PostgreSQL schema of its own: `{ schema, provider, cleanup() }`, cleanup dropping the schema. */
+export async function postgresStore(label) {
+  const s = await pgSchema(label)
+  const provider = await steadfast.PostgresProvider.connectWithOptions({ url: DATABASE_URL, schema: s.schema, maxConnections: 4 })
+  return {
+    schema: s.schema,
+    provider,
+    async cleanup() {
+      await provider.close()
+      await s.drop()
+    },
+  }
 }
 
 /**

@@ -60,6 +60,8 @@ ensure_packages() {
 	[[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ]] || missing+=(faketime)
 	# The fault suite starts throwaway clusters of its own (initdb, pg_ctl).
 	pg_bin_dir >/dev/null || missing+=(postgresql)
+	# The web console test drives the page in Debian's headless Chromium (playwright-core).
+	[[ -x /usr/bin/chromium ]] || missing+=(chromium)
 	if ((${#missing[@]})); then
 		apt_install "${missing[@]}"
 	else

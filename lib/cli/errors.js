@@ -31,4 +31,25 @@ function notFound(message) {
   return new CliError('not_found', message, EXIT.UNDONE)
 }
 
-module.exports = { EXIT, UsageError, CliError, notFound }
+/** Map whatever a command threw to a CliError; errors from the library keep their message. */
+function asCliError(e) {
+  if (e instanceof CliError) return e
+  if (e instanceof UsageError) return new CliError('usage', e.message)
+  switch (e?.code) {
+    case 'ERR_STEADFAST_NOT_FOUND':
+      return notFound(e.message)
+    case 'ERR_STEADFAST_UNSUPPORTED':
+      return new CliError('unsupported', e.message)
+    case 'ERR_STEADFAST_PROVIDER':
+      return new CliError('database', e.message)
+    case 'ERR_INVALID_ARG_TYPE':
+    case 'ERR_INVALID_ARG_VALUE':
+    case 'ERR_OUT_OF_RANGE':
+    case 'ERR_STEADFAST_INVALID_ARGUMENT':
+      return new CliError('usage', e.message)
+    default:
+      return new CliError('internal', `unexpected error: ${e?.stack ?? e}`)
+  }
+}
+
+module.exports = { EXIT, UsageError, CliError, notFound, asCliError }

@@ -3,7 +3,7 @@
 // The `steadfast` command line: `doctor` (lib/doctor/, plain SQL, no native addon) and the
 // operator commands in ./commands, which reach the store only through the library's Client.
 
-const { EXIT, UsageError, CliError, notFound } = require('./errors')
+const { EXIT, UsageError, asCliError } = require('./errors')
 const { parseCommandArgs, redactArg, urlSecretsOfArgv } = require('./args')
 const { parseStoreUrl, openStore } = require('./store')
 const { scrub } = require('./url')
@@ -15,6 +15,7 @@ const COMMANDS = {
   tree: './commands/tree',
   cancel: './commands/cancel',
   'dead-letters': './commands/dead-letters',
+  console: './commands/console',
 }
 
 const USAGE = `Usage: steadfast <command> [options]
@@ -27,6 +28,7 @@ Commands:
   cancel        cancel a running instance (writes)
   dead-letters  list, show, requeue (writes) or purge (writes) dead letters; PostgreSQL only
   doctor        read-only health report of a steadfast or duroxide-pg schema
+  console       serve the web console on 127.0.0.1 (read-only unless --allow-writes)
 
 steadfast <command> --help shows a command's options.`
 
@@ -53,27 +55,6 @@ or database error.`
 
 /** Secrets this short would mask ordinary words in the store's data; messages mask them all. */
 const MIN_OUTPUT_SECRET = 4
-
-/** Map whatever a command threw to a CliError; errors from the library keep their message. */
-function asCliError(e) {
-  if (e instanceof CliError) return e
-  if (e instanceof UsageError) return new CliError('usage', e.message)
-  switch (e?.code) {
-    case 'ERR_STEADFAST_NOT_FOUND':
-      return notFound(e.message)
-    case 'ERR_STEADFAST_UNSUPPORTED':
-      return new CliError('unsupported', e.message)
-    case 'ERR_STEADFAST_PROVIDER':
-      return new CliError('database', e.message)
-    case 'ERR_INVALID_ARG_TYPE':
-    case 'ERR_INVALID_ARG_VALUE':
-    case 'ERR_OUT_OF_RANGE':
-    case 'ERR_STEADFAST_INVALID_ARGUMENT':
-      return new CliError('usage', e.message)
-    default:
-      return new CliError('internal', `unexpected error: ${e?.stack ?? e}`)
-  }
-}
 
 /**
  * Run one operator command: parse `argv` (the arguments after its name), open the store, run,
@@ -113,8 +94,11 @@ async function runCommand(command, argv, io) {
   }
   let store
   try {
-    store = await openStore(target, values.schema ?? DEFAULT_SCHEMA)
-    const result = await command.run(store.client, opts, store)
+    const schema = values.schema ?? DEFAULT_SCHEMA
+    store = await openStore(target, schema, command.storeOptions?.(opts))
+    // A long-running command (console) scrubs what it serves itself.
+    const scrubbers = { scrubMessage: (t) => scrub(t, secrets, display), scrubValue: (t) => scrub(t, outputSecrets()) }
+    const result = await command.run(store.client, opts, store, { io, schema, ...scrubbers })
     const shown = outputSecrets()
     const text = json
       ? JSON.stringify(result.json, (key, value) => (typeof value === 'string' ? scrub(value, shown) : value), 2) + '\n'

@@ -51,11 +51,22 @@ function openError(e, target, schema) {
   return new CliError('connection', `cannot open ${target.display}: ${e.message}`)
 }
 
+/** Every transaction of a session opened with this URL parameter is read-only unless it says otherwise. */
+const READ_ONLY_PARAMETER = 'options=-c%20default_transaction_read_only%3Don'
+
+/** `url` with READ_ONLY_PARAMETER added (before a fragment, after any query parameters). */
+function readOnlyUrl(url) {
+  const hash = url.indexOf('#')
+  const [base, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)]
+  return `${base}${base.includes('?') ? '&' : '?'}${READ_ONLY_PARAMETER}${fragment}`
+}
+
 /**
  * Open the store `target` (from parseStoreUrl). Resolves `{ client, kind, close() }`; rejects
- * with a CliError (exit code 2) when the store cannot be opened as it is.
+ * with a CliError (exit code 2) when the store cannot be opened as it is. `readOnly` makes
+ * PostgreSQL refuse every write of this store's sessions; `maxConnections` sizes its pool.
  */
-async function openStore(target, schema) {
+async function openStore(target, schema, { readOnly = false, maxConnections = POOL.maxConnections } = {}) {
   // Required here, not at the top: `--help` and usage errors need no native addon.
   const { PostgresProvider, SqliteProvider } = require('../providers')
   const { Client } = require('../client')
@@ -68,7 +79,8 @@ async function openStore(target, schema) {
       }
       provider = await SqliteProvider.open(target.path)
     } else {
-      provider = await PostgresProvider.connectWithOptions({ url: target.url, schema, runMigrations: false, ...POOL })
+      const url = readOnly ? readOnlyUrl(target.url) : target.url
+      provider = await PostgresProvider.connectWithOptions({ url, schema, runMigrations: false, ...POOL, maxConnections })
     }
   } catch (e) {
     throw openError(e, target, schema)
@@ -82,4 +94,4 @@ async function openStore(target, schema) {
   }
 }
 
-module.exports = { parseStoreUrl, openStore }
+module.exports = { parseStoreUrl, openStore, readOnlyUrl }
