@@ -109,6 +109,11 @@ export declare class NativeRuntime {
   shutdown(timeoutMs?: number | undefined | null): Promise<void>
   /** Counters since start, or null when not running. */
   metricsSnapshot(): NativeMetricsSnapshot | null
+  /**
+   * The process's metrics as Prometheus text (exposition format 0.0.4). With a
+   * PostgreSQL provider the queue gauges are read from the database first.
+   */
+  metricsText(): Promise<string>
   /** Whether dispatchers are running. */
   isRunning(): boolean
   orchSetCustomStatus(turn: number, status?: string | undefined | null): void

@@ -32,6 +32,7 @@ const DOCS_HEADINGS = {
   ActivityOptions: '#### Activity `options`',
   SubOrchestrationOptions: '#### Sub-orchestration `options`',
   RetryPolicy: '#### `retry`',
+  MetricsServerOptions: '### `serveMetrics` options',
 }
 
 const code = (text) => `\`${text}\``

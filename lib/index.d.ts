@@ -996,6 +996,26 @@ export interface RuntimeOptions {
   maxHistoryBytes?: number
 }
 
+/** Options of {@link Runtime.serveMetrics}. Unknown keys are rejected (`TypeError`). */
+export interface MetricsServerOptions {
+  /** TCP port, 0–65535 (0: any free port). Default `9464`. */
+  port?: number
+  /** Address to listen on, 1–253 bytes. Default `'127.0.0.1'`. */
+  host?: string
+  /** The one path answered, 1–1024 bytes, starting with `/`. Default `'/metrics'`. */
+  path?: string
+}
+
+/** A listener started by {@link Runtime.serveMetrics}. */
+export interface MetricsServer {
+  /** Where to scrape, e.g. `http://127.0.0.1:9464/metrics`. */
+  readonly url: string
+  /** The port bound (the one chosen when `port` was 0). */
+  readonly port: number
+  /** Stop listening; resolves when closed. */
+  close(): Promise<void>
+}
+
 /** Counters since start. */
 export interface MetricsSnapshot {
   orchStarts: number
@@ -1203,6 +1223,21 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   shutdown(timeoutMs?: number): Promise<void>
   /** Counters since start, or `null` when not running. */
   metricsSnapshot(): MetricsSnapshot | null
+  /**
+   * The process's metrics, duroxide's and the provider's, in the Prometheus text exposition
+   * format (0.0.4). With PostgreSQL the queue gauges are read from the database first (two
+   * statements that count the queues: scrape every few seconds, not in a loop). The recorder
+   * is process-wide: every runtime of the process records into it. See docs/metrics.md.
+   * @throws SteadfastError `ERR_STEADFAST_PROVIDER` when the gauges cannot be read.
+   */
+  metrics(): Promise<string>
+  /**
+   * Serve {@link Runtime.metrics} over HTTP for a Prometheus scraper, until `close()` or
+   * {@link Runtime.shutdown}. Unauthenticated: bind to a private address.
+   * @throws TypeError / RangeError for malformed options (naming the field); the listen
+   *   error (e.g. `EADDRINUSE`) when the port cannot be bound.
+   */
+  serveMetrics(options?: MetricsServerOptions): Promise<MetricsServer>
 
 }
 

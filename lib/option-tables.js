@@ -185,6 +185,13 @@ const BACKOFFS = {
   },
 }
 
+/** `runtime.serveMetrics(options)`. */
+const METRICS_SERVER_FIELDS = {
+  port: int(0, 65_535, { default: 9464 }),
+  host: { kind: 'string', maxBytes: 253, default: '127.0.0.1' },
+  path: { kind: 'string', maxBytes: 1024, default: '/metrics' },
+}
+
 /** Every table above, by the lib/index.d.ts interface that types it. */
 const OPTION_TABLES = {
   RuntimeOptions: RUNTIME_FIELDS,
@@ -200,6 +207,7 @@ const OPTION_TABLES = {
   ActivityOptions: ACTIVITY_FIELDS,
   SubOrchestrationOptions: SUB_ORCHESTRATION_FIELDS,
   RetryPolicy: RETRY_FIELDS,
+  MetricsServerOptions: METRICS_SERVER_FIELDS,
 }
 
 module.exports = {
@@ -212,6 +220,7 @@ module.exports = {
   TAG_FILTER_MODES,
   RUNTIME_FIELDS,
   POSTGRES_FIELDS,
+  METRICS_SERVER_FIELDS,
   DEAD_LETTER_LIST_FIELDS,
   DEAD_LETTER_PURGE_FIELDS,
   LIST_INSTANCES_FIELDS,

@@ -15,6 +15,7 @@ const { nativeOf } = require('./providers')
 const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = require('./context')
 const { registration, versionOf } = require('./refs')
 const { LIFECYCLE_KINDS, trackLifecycleListeners } = require('./lifecycle')
+const { serveMetrics } = require('./metrics-server')
 
 const DEFAULT_VERSION = '1.0.0'
 const RESERVED_PREFIX = '__duroxide_syscall:'
@@ -88,6 +89,8 @@ class Runtime extends EventEmitter {
   #retriedStepMs
   /** Keeps the process alive while running, and beats for the event-loop watch. */
   #keepAlive = null
+  /** Listeners from serveMetrics(), closed by shutdown(). */
+  #metricsServers = new Set()
   #heartbeatMs
 
   constructor(provider, options) {
@@ -226,7 +229,30 @@ class Runtime extends EventEmitter {
     } finally {
       if (this.#keepAlive) clearInterval(this.#keepAlive)
       this.#keepAlive = null
+      const servers = [...this.#metricsServers]
+      this.#metricsServers.clear()
+      await Promise.all(servers.map((s) => s.close()))
     }
+  }
+
+  /**
+   * The process's metrics (duroxide's and the provider's) in the Prometheus text format;
+   * with PostgreSQL the queue gauges are read from the database first.
+   */
+  async metrics() {
+    return callAsync(() => this.#native.metricsText())
+  }
+
+  /** Serve metrics() over HTTP (`GET /metrics` on 127.0.0.1:9464 by default) until shutdown() or close(). */
+  async serveMetrics(options) {
+    const server = await serveMetrics(() => this.metrics(), options)
+    const close = server.close
+    server.close = () => {
+      this.#metricsServers.delete(server)
+      return close()
+    }
+    this.#metricsServers.add(server)
+    return server
   }
 
   /** Counters since start, or null when not running. */

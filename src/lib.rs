@@ -24,6 +24,7 @@ mod generator;
 mod history;
 mod lifecycle;
 mod options;
+mod prometheus;
 mod providers;
 mod retried_turns;
 mod runtime;

@@ -224,6 +224,9 @@ impl NativeRuntime {
         let options = options.unwrap_or_default();
         let watch = Arc::new(EventLoopWatch::new(event_loop_stall(&options)));
         let (options, claim) = build(&options).map_err(|e| error(Code::InvalidOptions, e))?;
+        // Before any dispatcher runs, so the first claims are counted. A failure to install
+        // is reported by `metrics_text`; the runtime works without metrics.
+        let _ = crate::prometheus::handle();
         Ok(Self {
             backend: provider.backend.clone(),
             options,
@@ -405,6 +408,22 @@ impl NativeRuntime {
             Phase::Running(r) => r.runtime.metrics_snapshot().map(metrics),
             _ => None,
         }
+    }
+
+    /// The process's metrics as Prometheus text (exposition format 0.0.4). With a
+    /// PostgreSQL provider the queue gauges are read from the database first.
+    #[napi]
+    pub async fn metrics_text(&self) -> napi::Result<String> {
+        guard(async {
+            let handle = crate::prometheus::handle().map_err(|e| error(Code::Unsupported, e))?;
+            if let Some(pg) = self.dead_letter_store() {
+                pg.refresh_metric_gauges()
+                    .await
+                    .map_err(crate::errors::provider_error)?;
+            }
+            Ok(handle.render())
+        })
+        .await
     }
 
     /// Whether dispatchers are running.

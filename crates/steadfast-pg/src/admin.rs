@@ -41,6 +41,9 @@ crate::queries::named_queries!(pub(crate) struct AdminQueries {
     admin_prune_targets,
     admin_prune_executions,
     admin_instances_page,
+    // also read by `steadfast doctor` (lib/doctor/queries.js)
+    doctor_queues,
+    doctor_dead_letters,
 });
 
 /// Instances selected per bulk call when the filter sets no limit.

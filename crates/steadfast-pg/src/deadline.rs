@@ -13,12 +13,13 @@ use duroxide::providers::ProviderError;
 
 pub(crate) fn reached(
     operation: &str,
-    what: &str,
+    what: &'static str,
     option: &str,
     deadline: Option<Duration>,
     instance: Option<&str>,
 ) -> ProviderError {
     let ms = deadline.map_or(0, |d| d.as_millis());
+    crate::metrics::lease_deadline_reached(what);
     tracing::warn!(
         target: "steadfast_pg",
         event = "steadfast.lease_deadline_reached",

@@ -193,6 +193,7 @@ impl DiagnosticSink {
             DiagnosticKind::PoisonCommitted | DiagnosticKind::ClaimExhausted => log!(info),
             _ => log!(warn),
         }
+        crate::metrics::diagnostic_raised(event, d.queue);
         // No subscribers is fine: the tracing record above is the durable trail.
         let _ = self.sender.send(d);
     }

@@ -39,6 +39,7 @@ mod give_back;
 mod instance_pages;
 mod layer;
 mod lease_book;
+pub mod metrics;
 mod migrate;
 mod options;
 mod orchestration;

@@ -63,7 +63,9 @@ impl PostgresProvider {
                     return Ok(None);
                 }
             };
+            let started = Instant::now();
             let outcome = claim().await;
+            crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
                 Err(e) if e.is_retryable() => self.fetch_gate.failed(pass, e),
@@ -96,6 +98,15 @@ impl PostgresProvider {
             }
             woken = wait_or_wake(notify, wait).await;
         }
+    }
+}
+
+fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'static str {
+    match outcome {
+        Ok(ClaimOutcome::Claimed(_)) => "claimed",
+        Ok(ClaimOutcome::Empty) => "empty",
+        Ok(ClaimOutcome::Exhausted) => "exhausted",
+        Err(_) => "error",
     }
 }
 

@@ -10,6 +10,7 @@ use duroxide::providers::{
 };
 use duroxide::{Event, SystemStats};
 
+use crate::diagnostics::QueueKind;
 use crate::provider::PostgresProvider;
 use crate::wake::Enqueued;
 
@@ -29,8 +30,13 @@ impl Provider for PostgresProvider {
         poll_timeout: Duration,
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
-        self.fetch_orchestration(lock_timeout, poll_timeout, filter)
-            .await
+        let fetched = self
+            .fetch_orchestration(lock_timeout, poll_timeout, filter)
+            .await?;
+        if let Some((_, _, attempts)) = &fetched {
+            crate::metrics::redelivered(QueueKind::Orchestrator, *attempts);
+        }
+        Ok(fetched)
     }
 
     async fn ack_orchestration_item(
@@ -102,8 +108,13 @@ impl Provider for PostgresProvider {
         session: Option<&SessionFetchConfig>,
         tag_filter: &TagFilter,
     ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
-        self.fetch_work(lock_timeout, poll_timeout, session, tag_filter)
-            .await
+        let fetched = self
+            .fetch_work(lock_timeout, poll_timeout, session, tag_filter)
+            .await?;
+        if let Some((_, _, attempts)) = &fetched {
+            crate::metrics::redelivered(QueueKind::Worker, *attempts);
+        }
+        Ok(fetched)
     }
 
     async fn ack_work_item(
