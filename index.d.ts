@@ -90,6 +90,8 @@ export declare class NativeRuntime {
   setOrchestrationDriver(driver: ((arg: string) => string)): void
   /** Install the diagnostics listener (before `start`). */
   setDiagnosticListener(listener: ((arg: string) => void)): void
+  /** Send the process's tracing records to this JS logger from `start` on (`log_output.rs`). */
+  setLogger(logger: ((arg: string) => void)): void
   /** Whether JS listens for lifecycle events (`lifecycle.rs`); may change at any time. */
   setLifecycleEvents(on: boolean): void
   registerActivity(name: string, callback: ((arg: string) => Promise<string>)): void
@@ -323,6 +325,8 @@ export interface NativeRuntimeOptions {
   /** `json`, `pretty` or `compact`. */
   logFormat?: string
   logLevel?: string
+  /** `tracing_subscriber::EnvFilter` directives, e.g. `warn,steadfast_pg=info`. */
+  logFilter?: string
   serviceName?: string
   serviceVersion?: string
   gaugePollIntervalMs?: number

@@ -69,6 +69,8 @@ function rangeText(rule) {
       return `a ${code('defineOrchestration')} reference`
     case 'backoff':
       return `${Object.keys(tables.BACKOFFS).map(quoted).join(', ')} or ${code('{ kind, … }')}`
+    case 'logger':
+      return `object with ${['debug', 'info', 'warn', 'error'].map(code).join(', ')} methods`
     default:
       throw new Error(`no range text for kind ${rule.kind}`)
   }
@@ -106,6 +108,8 @@ function typeText(rule) {
       return 'OrchestrationRef'
     case 'backoff':
       return 'Backoff'
+    case 'logger':
+      return 'Logger'
     default:
       throw new Error(`no type for kind ${rule.kind}`)
   }

@@ -912,8 +912,9 @@ export interface RuntimeOptions {
   /** Activity routing (max 5 tags of 1–256 bytes). Default `'defaultOnly'` (untagged activities). */
   workerTagFilter?: TagFilter
   /**
-   * Log format of duroxide's process-wide tracing subscriber. Default `'pretty'`. The first
-   * runtime started in a process installs the subscriber; later runtimes' log settings are ignored.
+   * Format of the stdout log when no `logger` is given. Default `'pretty'`. ANSI colours only
+   * when stdout is a terminal. The first runtime started in a process sets the process's log
+   * output; later runtimes' log settings are ignored.
    */
   logFormat?: 'json' | 'pretty' | 'compact'
   /**
@@ -921,6 +922,20 @@ export interface RuntimeOptions {
    * when set, replaces the whole filter. Default `'info'`.
    */
   logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off'
+  /**
+   * Level per target, as `tracing` filter directives (1–4096 bytes), e.g.
+   * `'warn,steadfast_pg=info,duroxide::orchestration=debug'`; replaces the filter `logLevel`
+   * makes. `RUST_LOG`, when set, wins. Default: `warn`, and `logLevel` for orchestration and activity traces.
+   */
+  logFilter?: string
+  /**
+   * Receives the process's log records (duroxide's and steadfast-pg's) instead of stdout:
+   * `logger[level]({ target, ...fields }, message)`, as pino takes them. Process-wide: give
+   * it to the first runtime that starts (`start()` rejects with `ERR_STEADFAST_INVALID_STATE`
+   * if stdout or `initTracing` was chosen before); a later runtime's logger replaces it.
+   * Default: stdout.
+   */
+  logger?: Logger
   /** Service name in logs and metrics (1–256 bytes). Default `'duroxide'`. */
   serviceName?: string
   /** Service version in logs and metrics (1–256 bytes). Default: none. */
@@ -994,6 +1009,24 @@ export interface RuntimeOptions {
    * compressed), 1024–1073741824. Default 52428800 (50 MiB).
    */
   maxHistoryBytes?: number
+}
+
+/** What the `logger` runtime option needs: pino, bunyan-style or console-like loggers fit. */
+export interface Logger {
+  debug(fields: LogFields, message: string): void
+  info(fields: LogFields, message: string): void
+  warn(fields: LogFields, message: string): void
+  error(fields: LogFields, message: string): void
+  /** Used for `trace` records when present; else they go to `debug`. */
+  trace?(fields: LogFields, message: string): void
+}
+
+/** The structured part of a log record: where it comes from and the record's own fields. */
+export interface LogFields {
+  /** The Rust module that logged, e.g. `'steadfast_pg'`, `'duroxide::orchestration'`. */
+  target: string
+  /** e.g. `event: 'steadfast.poison_committed'`, `instance_id`, `attempt_count`. */
+  [field: string]: string | number | boolean | undefined
 }
 
 /** Options of {@link Runtime.serveMetrics}. Unknown keys are rejected (`TypeError`). */

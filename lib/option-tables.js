@@ -57,6 +57,8 @@ const RUNTIME_FIELDS = {
   workerTagFilter: { kind: 'tagFilter', default: 'defaultOnly' },
   logFormat: { kind: 'enum', values: LOG_FORMATS, default: 'pretty' },
   logLevel: { kind: 'enum', values: LOG_LEVELS, default: 'info' },
+  logFilter: { kind: 'string', maxBytes: 4096, defaultText: '`warn`, and `logLevel` for orchestration and activity traces' },
+  logger: { kind: 'logger', defaultText: 'stdout' },
   serviceName: { kind: 'string', maxBytes: 256, default: 'duroxide' },
   serviceVersion: { kind: 'string', maxBytes: 256, defaultText: 'none' },
   gaugePollIntervalMs: int(1, DAY_MS, { default: 60_000 }),

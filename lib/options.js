@@ -8,6 +8,7 @@ const { typeError, rangeError } = require('./errors')
 const args = require('./args')
 const { checkDatabaseUrl, checkSchema } = require('./database-url')
 const { requireOrchestrationReference } = require('./refs')
+const { requireLogger } = require('./logger')
 const tables = require('./option-tables')
 
 const { RUNTIME_FIELDS, POSTGRES_FIELDS, DEAD_LETTER_LIST_FIELDS, DEAD_LETTER_PURGE_FIELDS, BACKOFFS } = tables
@@ -45,6 +46,8 @@ function checkField(name, rule, value) {
       return requireOrchestrationReference(name, value)
     case 'backoff':
       return checkBackoff(name, value)
+    case 'logger':
+      return requireLogger(name, value)
     default:
       throw new Error(`internal: unknown option kind ${rule.kind}`)
   }

@@ -16,6 +16,7 @@ const { OrchestrationContext, ActivityContext, ScheduledTask, DESCRIPTOR } = req
 const { registration, versionOf } = require('./refs')
 const { LIFECYCLE_KINDS, trackLifecycleListeners } = require('./lifecycle')
 const { serveMetrics } = require('./metrics-server')
+const { forwardTo } = require('./logger')
 
 const DEFAULT_VERSION = '1.0.0'
 const RESERVED_PREFIX = '__duroxide_syscall:'
@@ -96,12 +97,13 @@ class Runtime extends EventEmitter {
   constructor(provider, options) {
     super()
     const nativeProvider = nativeOf(provider, 'provider')
-    const nativeOptions = runtimeOptions(options)
+    const { logger, ...nativeOptions } = runtimeOptions(options)
     this.#heartbeatMs = heartbeatIntervalMs(nativeOptions)
     this.#retriedStepMs = retriedStepDeadlineMs(nativeOptions)
     this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))
     this.#native.setOrchestrationDriver((request) => this.#drive(request))
     this.#native.setDiagnosticListener((event) => this.#onDiagnostic(event))
+    if (logger) this.#native.setLogger(forwardTo(logger))
     trackLifecycleListeners(this, (on) => this.#native.setLifecycleEvents(on))
   }
 

@@ -23,6 +23,7 @@ mod event_loop;
 mod generator;
 mod history;
 mod lifecycle;
+mod log_output;
 mod options;
 mod prometheus;
 mod providers;

@@ -41,6 +41,8 @@ pub struct NativeRuntimeOptions {
     /// `json`, `pretty` or `compact`.
     pub log_format: Option<String>,
     pub log_level: Option<String>,
+    /// `tracing_subscriber::EnvFilter` directives, e.g. `warn,steadfast_pg=info`.
+    pub log_filter: Option<String>,
     pub service_name: Option<String>,
     pub service_version: Option<String>,
     pub gauge_poll_interval_ms: Option<u32>,

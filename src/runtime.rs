@@ -31,6 +31,7 @@ use crate::errors::{Code, error, guard};
 use crate::event_loop::EventLoopWatch;
 use crate::generator::{self, Driver, DriverCallback};
 use crate::lifecycle::Lifecycle;
+use crate::log_output::LogCallback;
 use crate::options::{ClaimOverrides, NativeRuntimeOptions, build, event_loop_stall};
 use crate::providers::{Backend, NativeProvider, connect};
 use crate::retried_turns::RetriedTurns;
@@ -57,6 +58,7 @@ struct State {
     activities: Vec<(String, Arc<ActivityCallback>)>,
     orchestrations: Vec<(String, String)>,
     diagnostics: Option<Arc<DiagnosticCallback>>,
+    logger: Option<Arc<LogCallback>>,
 }
 
 /// Counters since start (duroxide's `MetricsSnapshot`).
@@ -93,6 +95,7 @@ pub struct NativeRuntime {
     watch: Arc<EventLoopWatch>,
     retried: Arc<RetriedTurns>,
     lifecycle: Arc<Lifecycle>,
+    log_filter: Option<String>,
 }
 
 impl NativeRuntime {
@@ -222,6 +225,11 @@ impl NativeRuntime {
         options: Option<NativeRuntimeOptions>,
     ) -> napi::Result<Self> {
         let options = options.unwrap_or_default();
+        if let Some(d) = &options.log_filter {
+            tracing_subscriber::EnvFilter::try_new(d)
+                .map_err(|e| error(Code::InvalidOptions, format!("logFilter: {e} (got {d:?})")))?;
+        }
+        let log_filter = options.log_filter.clone();
         let watch = Arc::new(EventLoopWatch::new(event_loop_stall(&options)));
         let (options, claim) = build(&options).map_err(|e| error(Code::InvalidOptions, e))?;
         // Before any dispatcher runs, so the first claims are counted. A failure to install
@@ -236,12 +244,14 @@ impl NativeRuntime {
                 activities: Vec::new(),
                 orchestrations: Vec::new(),
                 diagnostics: None,
+                logger: None,
             }),
             driver: Mutex::new(None),
             calls: Arc::new(ActivityCalls::default()),
             watch,
             retried: Arc::default(),
             lifecycle: Arc::default(),
+            log_filter,
         })
     }
 
@@ -268,6 +278,20 @@ impl NativeRuntime {
             return Err(error(Code::InvalidState, "runtime already started"));
         }
         state.diagnostics = Some(Arc::new(listener));
+        Ok(())
+    }
+
+    /// Send the process's tracing records to this JS logger from `start` on (`log_output.rs`).
+    #[napi]
+    pub fn set_logger(
+        &self,
+        logger: ThreadsafeFunction<String, (), String, Status, false, true>,
+    ) -> napi::Result<()> {
+        let mut state = self.lock();
+        if !matches!(state.phase, Phase::Configuring) {
+            return Err(error(Code::InvalidState, "runtime already started"));
+        }
+        state.logger = Some(Arc::new(logger));
         Ok(())
     }
 
@@ -325,7 +349,7 @@ impl NativeRuntime {
     /// Build registries and start the dispatchers. Resolves once they run.
     #[napi]
     pub async fn start(&self) -> napi::Result<()> {
-        let (activities, orchestrations, diagnostics) = {
+        let (activities, orchestrations, diagnostics, logger) = {
             let mut state = self.lock();
             match state.phase {
                 Phase::Configuring => {}
@@ -344,9 +368,17 @@ impl NativeRuntime {
                 state.activities.clone(),
                 state.orchestrations.clone(),
                 state.diagnostics.clone(),
+                state.logger.clone(),
             )
         };
-        let result = guard(self.start_inner(activities, orchestrations, diagnostics)).await;
+        let result = match crate::log_output::install(
+            logger,
+            &self.options.observability,
+            self.log_filter.as_deref(),
+        ) {
+            Ok(()) => guard(self.start_inner(activities, orchestrations, diagnostics)).await,
+            Err(e) => Err(e),
+        };
         let mut state = self.lock();
         match result {
             Ok(running) => {
@@ -396,6 +428,9 @@ impl NativeRuntime {
         state.phase = Phase::Stopped;
         state.activities.clear();
         state.diagnostics = None;
+        if let Some(logger) = state.logger.take() {
+            crate::log_output::release(&logger);
+        }
         drop(state);
         *self.driver.lock().unwrap_or_else(|p| p.into_inner()) = None;
         result

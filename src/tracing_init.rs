@@ -32,11 +32,7 @@ const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
 /// duroxide's default filter: warnings from everything, `level` for orchestration and
 /// activity traces. `RUST_LOG`, when set, wins (as in duroxide).
 fn filter(level: &str) -> EnvFilter {
-    EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(format!(
-            "warn,duroxide::orchestration={level},duroxide::activity={level}"
-        ))
-    })
+    crate::log_output::filter(level, None).unwrap_or_else(|_| EnvFilter::new("warn"))
 }
 
 type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
