@@ -10,12 +10,24 @@
 const { sanitizeMessage } = require('./text')
 const { describe } = require('./errors')
 
+/**
+ * Thrown by an activity: a retry policy (`scheduleActivityWithRetry`) stops at once and the
+ * orchestration's `yield` throws it. Any error with an own `nonRetryable: true` counts too.
+ * src/retry.rs reads the mark from the trailer (`nonRetryable` in the shape).
+ */
+class NonRetryableError extends Error {
+  constructor(message, options) {
+    super(message, options)
+    this.name = 'NonRetryableError'
+  }
+}
+
 const TRAILER = '\n[steadfast:error] '
 /** Caps on what the trailer carries (history holds it): a stack, and the fields as JSON. */
 const MAX_STACK_CHARS = 8 * 1024
 const MAX_FIELDS_CHARS = 16 * 1024
 /** Error classes rebuilt as themselves; any other name becomes an Error with that name. */
-const BUILT_IN = { TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError }
+const BUILT_IN = { TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, NonRetryableError }
 const OWN_SHAPE = new Set(['message', 'stack', 'name', 'code', 'cause'])
 
 function ownFields(err) {
@@ -41,6 +53,7 @@ function failureOf(thrown) {
   if (!(thrown instanceof Error)) return message
   const shape = { name: String(thrown.name) }
   if (typeof thrown.code === 'string' || typeof thrown.code === 'number') shape.code = thrown.code
+  if (thrown instanceof NonRetryableError || thrown.nonRetryable === true) shape.nonRetryable = true
   const fields = ownFields(thrown)
   if (fields) shape.fields = fields
   if (typeof thrown.stack === 'string') shape.stack = thrown.stack.slice(0, MAX_STACK_CHARS)
@@ -80,4 +93,4 @@ function messageOf(text) {
   return parse(text)?.message ?? text
 }
 
-module.exports = { failureOf, errorOf, messageOf }
+module.exports = { NonRetryableError, failureOf, errorOf, messageOf }

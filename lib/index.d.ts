@@ -26,6 +26,17 @@ export class SteadfastError extends Error {
   readonly code: string
 }
 
+/**
+ * Throw it from an activity to fail it for good: a retry policy
+ * (`scheduleActivityWithRetry`) stops at once, and the orchestration's `yield` throws a
+ * `NonRetryableError` with the message, `code`, stack and own fields. An error of any class
+ * with an own `nonRetryable: true` counts the same.
+ */
+export class NonRetryableError extends Error {
+  constructor(message?: string, options?: { cause?: unknown })
+  readonly name: 'NonRetryableError'
+}
+
 /** duroxide's limit on worker tags per filter. */
 export const MAX_WORKER_TAGS: 5
 /** duroxide's limit on the length of one tag, in UTF-8 bytes. */
@@ -556,6 +567,12 @@ export interface RetryPolicy {
   maxAttempts: number
   /** Per-attempt timeout in ms, 0–4294967295; a timed-out attempt is not retried. Default: none. */
   timeoutMs?: number
+  /**
+   * All attempts and the backoff between them together, in ms, 1–4294967295: when it runs
+   * out, the task fails with a `timeout: …` error and the running attempt is abandoned.
+   * (duroxide-node reads it as the per-attempt timeout; for that, use `timeoutMs`.) Default: none.
+   */
+  totalTimeoutMs?: number
   /**
    * Delay between attempts. Default `'exponential'`: 100 ms × 2^(n−1), capped at 30 s.
    * `'fixed'`: 1000 ms. `'linear'`: 100 ms × n, capped at 30 s. `'none'`: no delay.

@@ -173,6 +173,7 @@ const SUB_ORCHESTRATION_FIELDS = {
 const RETRY_FIELDS = {
   maxAttempts: int(1, 1000, { required: true }),
   timeoutMs: int(0, MAX_TIMEOUT_MS, { defaultText: 'none' }),
+  totalTimeoutMs: int(1, MAX_TIMEOUT_MS, { defaultText: 'none' }),
   backoff: { kind: 'backoff', default: 'exponential' },
 }
 

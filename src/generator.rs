@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, UNIX_EPOCH};
 
-use duroxide::{BackoffStrategy, OrchestrationContext, RetryPolicy};
+use duroxide::OrchestrationContext;
 use napi::Status;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde::Deserialize;
@@ -139,37 +139,6 @@ enum Step {
     Failed { message: String },
 }
 
-/// Retry backoff as JS describes it (validated there).
-#[derive(Debug, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-enum Backoff {
-    None,
-    Fixed {
-        delay_ms: u64,
-    },
-    Linear {
-        base_ms: u64,
-        max_ms: u64,
-    },
-    Exponential {
-        base_ms: u64,
-        multiplier: f64,
-        max_ms: u64,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Retry {
-    max_attempts: u32,
-    timeout_ms: Option<u64>,
-    backoff: Option<Backoff>,
-}
-
 /// A task descriptor yielded by a generator.
 #[derive(Debug, Deserialize)]
 #[serde(
@@ -187,7 +156,7 @@ enum Task {
     ActivityWithRetry {
         name: String,
         input: String,
-        retry: Retry,
+        retry: crate::retry::Retry,
         session_id: Option<String>,
     },
     Timer {
@@ -246,39 +215,6 @@ fn parse_json(text: String) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
-fn retry_policy(r: Retry) -> Result<RetryPolicy, String> {
-    if r.max_attempts == 0 {
-        return Err("retry.maxAttempts must be at least 1".into());
-    }
-    let mut policy = RetryPolicy::new(r.max_attempts);
-    if let Some(ms) = r.timeout_ms {
-        policy = policy.with_timeout(Duration::from_millis(ms));
-    }
-    if let Some(b) = r.backoff {
-        let ms = Duration::from_millis;
-        policy = policy.with_backoff(match b {
-            Backoff::None => BackoffStrategy::None,
-            Backoff::Fixed { delay_ms } => BackoffStrategy::Fixed {
-                delay: ms(delay_ms),
-            },
-            Backoff::Linear { base_ms, max_ms } => BackoffStrategy::Linear {
-                base: ms(base_ms),
-                max: ms(max_ms),
-            },
-            Backoff::Exponential {
-                base_ms,
-                multiplier,
-                max_ms,
-            } => BackoffStrategy::Exponential {
-                base: ms(base_ms),
-                multiplier,
-                max: ms(max_ms),
-            },
-        });
-    }
-    Ok(policy)
-}
-
 /// One durable future for a non-composite task.
 fn leaf(ctx: &OrchestrationContext, task: Task) -> Result<Leaf, String> {
     Ok(match task {
@@ -303,18 +239,9 @@ fn leaf(ctx: &OrchestrationContext, task: Task) -> Result<Leaf, String> {
             retry,
             session_id,
         } => {
-            let policy = retry_policy(retry)?;
+            let retried = crate::retry::RetriedActivity::new(name, input, session_id, retry)?;
             let ctx = ctx.clone();
-            Box::pin(async move {
-                match session_id {
-                    Some(session) => {
-                        ctx.schedule_activity_with_retry_on_session(name, input, policy, session)
-                            .await
-                    }
-                    None => ctx.schedule_activity_with_retry(name, input, policy).await,
-                }
-                .map(parse_json)
-            })
+            Box::pin(async move { retried.run(&ctx).await.map(parse_json) })
         }
         Task::Timer { delay_ms } => {
             let f = ctx.schedule_timer(Duration::from_millis(delay_ms));
@@ -584,17 +511,6 @@ mod tests {
             let err = rt.block_on(execute(&ctx, task)).err().unwrap();
             assert!(err.contains("reserved"), "{err}");
         }
-    }
-
-    #[test]
-    fn retry_zero_attempts_is_an_error_not_a_panic() {
-        let e = retry_policy(Retry {
-            max_attempts: 0,
-            timeout_ms: None,
-            backoff: None,
-        })
-        .unwrap_err();
-        assert!(e.contains("maxAttempts"));
     }
 
     #[test]

@@ -28,5 +28,6 @@ mod options;
 mod prometheus;
 mod providers;
 mod retried_turns;
+mod retry;
 mod runtime;
 mod tracing_init;
