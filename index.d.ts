@@ -14,6 +14,13 @@ export declare class NativeClient {
   constructor(provider: NativeProvider)
   startOrchestration(instanceId: string, name: string, input: string): Promise<void>
   startOrchestrationVersioned(instanceId: string, name: string, version: string, input: string): Promise<void>
+  /**
+   * Start the instance only if it does not exist yet, else `ERR_STEADFAST_INSTANCE_EXISTS`.
+   * Atomic on PostgreSQL (concurrent exclusive starts of one id: one succeeds); on SQLite
+   * a status read then a start, so two concurrent callers may both start it (the second
+   * start is then ignored, as a plain start's is).
+   */
+  startOrchestrationExclusive(instanceId: string, name: string, version: string | undefined | null, input: string): Promise<void>
   getStatus(instanceId: string): Promise<NativeStatus>
   /** `wait_id`: a wait begun with `beginWait`, so that an `AbortSignal` can end it. */
   waitForOrchestration(instanceId: string, timeoutMs: number, waitId?: number | undefined | null): Promise<NativeStatus>

@@ -33,6 +33,7 @@ const DOCS_HEADINGS = {
   SubOrchestrationOptions: '#### Sub-orchestration `options`',
   RetryPolicy: '#### `retry`',
   MetricsServerOptions: '### `serveMetrics` options',
+  StartOptions: '#### Start `options`',
 }
 
 const code = (text) => `\`${text}\``

@@ -6,7 +6,8 @@ const { decode } = require('./json')
 const args = require('./client-args')
 const { oneOf, requireBoolean, requireSemver } = require('./args')
 const { abortable } = require('./abortable')
-const { deadLetterListOptions, deadLetterPurgeOptions, listInstancesOptions } = require('./options')
+const { applyOptionalTable, deadLetterListOptions, deadLetterPurgeOptions, listInstancesOptions } = require('./options')
+const { START_FIELDS } = require('./option-tables')
 const { nativeOf } = require('./providers')
 const { versionOf } = require('./refs')
 
@@ -73,23 +74,26 @@ class Client {
     return new Client(FROM_NATIVE, nativeClient)
   }
 
-  async startOrchestration(instanceId, orchestrationName, input) {
+  async startOrchestration(instanceId, orchestrationName, input, options) {
     args.rootInstanceId('instanceId', instanceId)
     const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
-    await this.#start(instanceId, orchestration.name, text, orchestration.version)
+    const { ifExists } = applyOptionalTable('options', options, START_FIELDS)
+    await this.#start(instanceId, orchestration.name, text, orchestration.version, ifExists)
   }
 
-  async startOrchestrationVersioned(instanceId, orchestrationName, input, version) {
+  async startOrchestrationVersioned(instanceId, orchestrationName, input, version, options) {
     args.rootInstanceId('instanceId', instanceId)
     const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
     requireSemver('version', version)
-    await this.#start(instanceId, orchestration.name, text, versionOf('version', orchestration, version))
+    const { ifExists } = applyOptionalTable('options', options, START_FIELDS)
+    await this.#start(instanceId, orchestration.name, text, versionOf('version', orchestration, version), ifExists)
   }
 
   /** Start `name` at `version`, or at the latest registered one when it is undefined. */
-  #start(instanceId, name, text, version) {
+  #start(instanceId, name, text, version, ifExists) {
+    if (ifExists === 'throw') return callAsync(() => this.#native.startOrchestrationExclusive(instanceId, name, version, text))
     if (version === undefined) return callAsync(() => this.#native.startOrchestration(instanceId, name, text))
     return callAsync(() => this.#native.startOrchestrationVersioned(instanceId, name, version, text))
   }
@@ -154,12 +158,12 @@ class Client {
 
   // Typed aliases (duroxide-node names; JSON encoding already happens in the plain methods).
 
-  async startOrchestrationTyped(instanceId, orchestrationName, input) {
-    return this.startOrchestration(instanceId, orchestrationName, input)
+  async startOrchestrationTyped(instanceId, orchestrationName, input, options) {
+    return this.startOrchestration(instanceId, orchestrationName, input, options)
   }
 
-  async startOrchestrationVersionedTyped(instanceId, orchestrationName, input, version) {
-    return this.startOrchestrationVersioned(instanceId, orchestrationName, input, version)
+  async startOrchestrationVersionedTyped(instanceId, orchestrationName, input, version, options) {
+    return this.startOrchestrationVersioned(instanceId, orchestrationName, input, version, options)
   }
 
   async raiseEventTyped(instanceId, eventName, data) {

@@ -7,12 +7,14 @@ import { EventEmitter } from 'node:events'
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 /**
- * Error raised by the native layer. `code` is stable:
+ * Error raised by the native layer. `code` is stable, one of {@link SteadfastErrorCode}:
  * `ERR_STEADFAST_INVALID_ARGUMENT`, `ERR_STEADFAST_INVALID_OPTIONS`, `ERR_STEADFAST_REGISTRATION`,
  * `ERR_STEADFAST_INVALID_STATE`, `ERR_STEADFAST_PROVIDER_OPEN`, `ERR_STEADFAST_PROVIDER`,
- * `ERR_STEADFAST_TIMEOUT`, `ERR_STEADFAST_NOT_FOUND`, `ERR_STEADFAST_INSTANCE_RUNNING`,
- * `ERR_STEADFAST_UNSUPPORTED` (the provider cannot do this, e.g. dead letters on SQLite),
- * `ERR_STEADFAST_PANIC`.
+ * `ERR_STEADFAST_TIMEOUT`, `ERR_STEADFAST_ABORTED` (a wait's `AbortSignal` fired),
+ * `ERR_STEADFAST_NOT_FOUND`, `ERR_STEADFAST_INSTANCE_RUNNING`, `ERR_STEADFAST_INSTANCE_EXISTS`
+ * (a start with `ifExists: 'throw'`), `ERR_STEADFAST_UNSUPPORTED` (the provider cannot do
+ * this, e.g. dead letters on SQLite), `ERR_STEADFAST_PANIC`, `ERR_STEADFAST_ORCHESTRATION_FAILED`
+ * (`waitForOrchestrationTyped` of an instance that failed).
  *
  * Argument and option validation happens in JS first and throws `TypeError` (codes
  * `ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`) or `RangeError` (`ERR_OUT_OF_RANGE`) whose
@@ -23,8 +25,28 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
  * is missing or broken (the message names the package to install); `cause` is the loader's error.
  */
 export class SteadfastError extends Error {
-  readonly code: string
+  readonly code: SteadfastErrorCode
 }
+
+/**
+ * Every `code` a {@link SteadfastError} carries: the native layer's (src/errors.rs) and
+ * `ERR_STEADFAST_ORCHESTRATION_FAILED` (`waitForOrchestrationTyped`); a test checks they agree.
+ */
+export type SteadfastErrorCode =
+  | 'ERR_STEADFAST_INVALID_ARGUMENT'
+  | 'ERR_STEADFAST_INVALID_OPTIONS'
+  | 'ERR_STEADFAST_REGISTRATION'
+  | 'ERR_STEADFAST_INVALID_STATE'
+  | 'ERR_STEADFAST_PROVIDER_OPEN'
+  | 'ERR_STEADFAST_PROVIDER'
+  | 'ERR_STEADFAST_TIMEOUT'
+  | 'ERR_STEADFAST_ABORTED'
+  | 'ERR_STEADFAST_NOT_FOUND'
+  | 'ERR_STEADFAST_INSTANCE_RUNNING'
+  | 'ERR_STEADFAST_INSTANCE_EXISTS'
+  | 'ERR_STEADFAST_UNSUPPORTED'
+  | 'ERR_STEADFAST_PANIC'
+  | 'ERR_STEADFAST_ORCHESTRATION_FAILED'
 
 /**
  * Throw it from an activity to fail it for good: a retry policy
@@ -373,21 +395,23 @@ export class Client {
   /**
    * Start an instance of the latest registered version of `orchestrationName`. `input`
    * defaults to `null`. `instanceId` must not use the reserved marker `sub::`.
-   * An id that already exists is not an error: the runtime consumes and ignores the extra start.
+   * An id that already exists is not an error by default: the runtime consumes and ignores
+   * the extra start. With `{ ifExists: 'throw' }` it rejects with `ERR_STEADFAST_INSTANCE_EXISTS`.
    */
-  startOrchestration(instanceId: string, orchestrationName: string, input?: unknown): Promise<void>
+  startOrchestration(instanceId: string, orchestrationName: string, input?: unknown, options?: StartOptions): Promise<void>
   /**
    * Start an instance of a {@link defineOrchestration} reference: its version when it has one,
    * else the latest registered. `input` must be of the reference's input type.
    */
   startOrchestration<R extends OrchestrationRef>(instanceId: string, orchestration: R, ...input: InputArgs<InputOf<R>>): Promise<void>
+  startOrchestration<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, options: StartOptions): Promise<void>
   /** Start an instance pinned to `version` (a semantic version like `"1.2.0"`). */
-  startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string): Promise<void>
+  startOrchestrationVersioned(instanceId: string, orchestrationName: string, input: unknown, version: string, options?: StartOptions): Promise<void>
   /**
    * Start an instance of a {@link defineOrchestration} reference pinned to `version`; for a
    * versioned reference `version` must be its own (`TypeError` otherwise).
    */
-  startOrchestrationVersioned<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string): Promise<void>
+  startOrchestrationVersioned<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string, options?: StartOptions): Promise<void>
   /** Current status; `output` is parsed from JSON (duroxide-node leaves it as text). Unknown ids give `NotFound`. */
   getStatus(instanceId: string): Promise<OrchestrationStatus>
   /**
@@ -422,11 +446,12 @@ export class Client {
   /** Request cancellation; the instance fails with `canceled: <reason>`. Default reason `''`. */
   cancelInstance(instanceId: string, reason?: string): Promise<void>
   /** Alias of {@link startOrchestration} (duroxide-node name). */
-  startOrchestrationTyped<In = unknown>(instanceId: string, orchestrationName: string, input?: In): Promise<void>
+  startOrchestrationTyped<In = unknown>(instanceId: string, orchestrationName: string, input?: In, options?: StartOptions): Promise<void>
   startOrchestrationTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, ...input: InputArgs<InputOf<R>>): Promise<void>
+  startOrchestrationTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, options: StartOptions): Promise<void>
   /** Alias of {@link startOrchestrationVersioned}. */
-  startOrchestrationVersionedTyped<In = unknown>(instanceId: string, orchestrationName: string, input: In, version: string): Promise<void>
-  startOrchestrationVersionedTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string): Promise<void>
+  startOrchestrationVersionedTyped<In = unknown>(instanceId: string, orchestrationName: string, input: In, version: string, options?: StartOptions): Promise<void>
+  startOrchestrationVersionedTyped<R extends OrchestrationRef>(instanceId: string, orchestration: R, input: InputOf<R>, version: string, options?: StartOptions): Promise<void>
   /** Alias of {@link raiseEvent}. */
   raiseEventTyped<T = unknown>(instanceId: string, eventName: string, data?: T): Promise<void>
   /** Alias of {@link enqueueEvent}. */
@@ -1044,6 +1069,17 @@ export interface LogFields {
   target: string
   /** e.g. `event: 'steadfast.poison_committed'`, `instance_id`, `attempt_count`. */
   [field: string]: string | number | boolean | undefined
+}
+
+/** The last argument of {@link Client.startOrchestration} and {@link Client.startOrchestrationVersioned}. Unknown keys are rejected (`TypeError`). */
+export interface StartOptions {
+  /**
+   * What a start of an id that exists does. `'ignore'`: nothing (the runtime drops the extra
+   * start). `'throw'`: reject with `ERR_STEADFAST_INSTANCE_EXISTS`; on PostgreSQL the check and
+   * the start are one atomic step (of concurrent starts of one id exactly one succeeds), on
+   * SQLite two (a status read, then the start). Default `'ignore'`.
+   */
+  ifExists?: 'ignore' | 'throw'
 }
 
 /** Options of {@link Runtime.serveMetrics}. Unknown keys are rejected (`TypeError`). */

@@ -188,6 +188,11 @@ const BACKOFFS = {
   },
 }
 
+/** The last argument of `Client.startOrchestration` and `Client.startOrchestrationVersioned`. */
+const START_FIELDS = {
+  ifExists: { kind: 'enum', values: ['ignore', 'throw'], default: 'ignore' },
+}
+
 /** `runtime.serveMetrics(options)`. */
 const METRICS_SERVER_FIELDS = {
   port: int(0, 65_535, { default: 9464 }),
@@ -211,6 +216,7 @@ const OPTION_TABLES = {
   SubOrchestrationOptions: SUB_ORCHESTRATION_FIELDS,
   RetryPolicy: RETRY_FIELDS,
   MetricsServerOptions: METRICS_SERVER_FIELDS,
+  StartOptions: START_FIELDS,
 }
 
 module.exports = {
@@ -224,6 +230,7 @@ module.exports = {
   RUNTIME_FIELDS,
   POSTGRES_FIELDS,
   METRICS_SERVER_FIELDS,
+  START_FIELDS,
   DEAD_LETTER_LIST_FIELDS,
   DEAD_LETTER_PURGE_FIELDS,
   LIST_INSTANCES_FIELDS,

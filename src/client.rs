@@ -232,6 +232,63 @@ impl NativeClient {
         .await
     }
 
+    /// Start the instance only if it does not exist yet, else `ERR_STEADFAST_INSTANCE_EXISTS`.
+    /// Atomic on PostgreSQL (concurrent exclusive starts of one id: one succeeds); on SQLite
+    /// a status read then a start, so two concurrent callers may both start it (the second
+    /// start is then ignored, as a plain start's is).
+    #[napi]
+    pub async fn start_orchestration_exclusive(
+        &self,
+        instance_id: String,
+        name: String,
+        version: Option<String>,
+        input: String,
+    ) -> napi::Result<()> {
+        let c = self.inner.clone();
+        let pg = self.pg.clone();
+        guard(async move {
+            let exists = || {
+                error(
+                    Code::InstanceExists,
+                    format!("instance {instance_id:?} already exists (ifExists: 'throw')"),
+                )
+            };
+            if let Some(pg) = pg {
+                let start = duroxide::providers::WorkItem::StartOrchestration {
+                    instance: instance_id.clone(),
+                    orchestration: name,
+                    input,
+                    version,
+                    parent_instance: None,
+                    parent_id: None,
+                    parent_execution_id: None,
+                    execution_id: duroxide::INITIAL_EXECUTION_ID,
+                };
+                let enqueued = pg
+                    .start_orchestration_exclusive(start)
+                    .await
+                    .map_err(provider_error)?;
+                return if enqueued { Ok(()) } else { Err(exists()) };
+            }
+            let status = c
+                .get_orchestration_status(&instance_id)
+                .await
+                .map_err(client_error)?;
+            if !matches!(status, OrchestrationStatus::NotFound) {
+                return Err(exists());
+            }
+            match version {
+                Some(v) => {
+                    c.start_orchestration_versioned(&instance_id, name, v, input)
+                        .await
+                }
+                None => c.start_orchestration(&instance_id, name, input).await,
+            }
+            .map_err(client_error)
+        })
+        .await
+    }
+
     #[napi]
     pub async fn get_status(&self, instance_id: String) -> napi::Result<NativeStatus> {
         let c = self.inner.clone();

@@ -35,6 +35,8 @@ pub enum Code {
     NotFound,
     /// The instance is still running (delete without force).
     InstanceRunning,
+    /// A start with `ifExists: 'throw'` found the instance already there.
+    InstanceExists,
     /// The operation is not available on this provider (e.g. dead letters on SQLite).
     Unsupported,
     /// A panic was caught at the boundary.
@@ -54,6 +56,7 @@ impl AsRef<str> for Code {
             Code::Aborted => "ERR_STEADFAST_ABORTED",
             Code::NotFound => "ERR_STEADFAST_NOT_FOUND",
             Code::InstanceRunning => "ERR_STEADFAST_INSTANCE_RUNNING",
+            Code::InstanceExists => "ERR_STEADFAST_INSTANCE_EXISTS",
             Code::Unsupported => "ERR_STEADFAST_UNSUPPORTED",
             Code::Panic => "ERR_STEADFAST_PANIC",
         }

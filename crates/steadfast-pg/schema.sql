@@ -829,6 +829,27 @@ CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms d
     RETURNING (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8
 $$;
 
+CREATE FUNCTION steadfast.start_instance_exclusive(p_instance text, p_item text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM steadfast.instances WHERE instance_id = p_instance) THEN
+        RETURN false;
+    END IF;
+    INSERT INTO steadfast.instance_leases (instance_id) VALUES (p_instance)
+    ON CONFLICT (instance_id) DO NOTHING;
+    PERFORM 1 FROM steadfast.instance_leases
+    WHERE instance_id = p_instance AND runnable_from IS NULL
+    FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM steadfast.enqueue_orchestrator(ARRAY[p_instance], ARRAY[p_item],
+                                            ARRAY[NULL::float8], ARRAY[NULL::float8]);
+    RETURN true;
+END;
+$$;
+
 CREATE FUNCTION steadfast.starts_instance(p_item text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$

@@ -119,6 +119,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "sweep_orphans",
         include_str!("../functions/sweep_orphans.sql"),
     ),
+    (
+        "start_instance_exclusive",
+        include_str!("../functions/start_instance_exclusive.sql"),
+    ),
 ];
 
 crate::queries::named_queries!(struct MigrateQueries {

@@ -326,6 +326,36 @@ impl PostgresProvider {
     }
 }
 
+impl PostgresProvider {
+    /// Enqueue `start` (a `StartOrchestration`) only if its instance does not exist yet (no
+    /// instance row, no start enqueued before), atomically: of concurrent exclusive starts
+    /// of one id exactly one enqueues. True when enqueued, false when the instance exists.
+    pub async fn start_orchestration_exclusive(
+        &self,
+        start: WorkItem,
+    ) -> Result<bool, ProviderError> {
+        const OP: &str = "start_orchestration_exclusive";
+        let WorkItem::StartOrchestration { instance, .. } = &start else {
+            return Err(ProviderError::permanent(
+                OP,
+                format!("work item {} is not a StartOrchestration", kind_of(&start)),
+            ));
+        };
+        let text =
+            serde_json::to_string(&start).map_err(|e| codec_error(OP, "serialize work item", e))?;
+        let enqueued: bool = self
+            .scalar(&self.q.orch_start_exclusive)
+            .bind(instance)
+            .bind(&text)
+            .fetch_one_on(self, OP)
+            .await?;
+        if enqueued {
+            self.enqueued(crate::wake::Enqueued::ORCHESTRATOR);
+        }
+        Ok(enqueued)
+    }
+}
+
 /// Orchestrator messages as the parallel arrays `enqueue_orchestrator` takes: instance,
 /// work item, delay ms, absolute visibility in epoch ms.
 pub(crate) struct OrchestratorRows {

@@ -26,6 +26,7 @@ named_queries!(pub(crate) struct Queries {
     // orchestrator queue: claim
     orch_claim,
     orch_claim_give_back,
+    orch_start_exclusive,
     orch_lease_restamp,
     orch_next_visible,
     orch_orphans_sweep,
