@@ -1077,7 +1077,8 @@ export interface StartOptions {
    * What a start of an id that exists does. `'ignore'`: nothing (the runtime drops the extra
    * start). `'throw'`: reject with `ERR_STEADFAST_INSTANCE_EXISTS`; on PostgreSQL the check and
    * the start are one atomic step (of concurrent starts of one id exactly one succeeds), on
-   * SQLite two (a status read, then the start). Default `'ignore'`.
+   * SQLite two (a status read, then the start: an id counts once its first turn ran, and
+   * concurrent starts may both succeed). Default `'ignore'`.
    */
   ifExists?: 'ignore' | 'throw'
 }
