@@ -2,12 +2,14 @@
 // ./scripts/package.sh wrote to target/npm-pack/, installed into a fresh project with no
 // Rust toolchain on PATH. The README's quickstarts (ES module and CommonJS, SQLite) run as
 // written, a typed usage file passes tsc under moduleResolution nodenext against the
-// installed typings, the doctor CLI answers --help, and its named queries are installed.
+// installed typings, the doctor CLI answers --help, and its named queries are installed. The
+// release binary (OpenSSL linked in statically) speaks TLS to the local PostgreSQL with
+// verify-full: it connects to the host the server's certificate names, and refuses another.
 // Run by scripts/packed-install-test.sh.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { QUICKSTART_OUTPUT, ROOT, readmeQuickstarts } from '../readme-quickstarts.mjs'
 import { assertBinaryFromPlatformPackage, installPacked } from './installed-project.mjs'
@@ -68,4 +70,62 @@ test('the doctor CLI answers --help, and names its one extra package when it is 
   const r = spawnSync(cli, ['doctor', '--url', 'postgres://nobody@127.0.0.1:1/none'], { cwd: project, env, encoding: 'utf8' })
   assert.equal(r.status, 2, r.stderr)
   assert.match(r.stderr, /needs the PostgreSQL client package 'pg': npm install pg/)
+})
+
+const SERVER_CERT = '/etc/ssl/certs/ssl-cert-snakeoil.pem'
+/** The certificate names `localhost`; 127.0.0.1 is the same server under a name it does not carry. */
+const NAMED_HOST = 'localhost'
+const UNNAMED_HOST = '127.0.0.1'
+
+/** Why the local server cannot serve the TLS test (null when it can). */
+function tlsUnavailable() {
+  const r = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'test', '-Atc', 'SHOW ssl; SHOW ssl_cert_file'], { encoding: 'utf8' })
+  if (r.status !== 0) return `psql failed: ${r.stderr}`
+  const [ssl, certFile] = r.stdout.trim().split('\n')
+  if (ssl !== 'on') return 'the local PostgreSQL runs with ssl = off'
+  if (certFile !== SERVER_CERT || !existsSync(SERVER_CERT)) return `the server certificate is ${certFile}, not Debian's ${SERVER_CERT}`
+  return null
+}
+
+test('the release binary speaks TLS: verify-full connects to the host the certificate names and refuses another', { timeout: 120_000, skip: tlsUnavailable() ?? false }, () => {
+  const app = `steadfast-packed-tls-${process.pid}`
+  const schema = `sf_packed_tls_${process.pid}`
+  const url = (host) => `postgres://postgres@${host}:5432/test?sslmode=verify-full&sslrootcert=${SERVER_CERT}&application_name=${app}`
+  const file = join(project, 'tls.mjs')
+  writeFileSync(
+    file,
+    `import { createRequire } from 'node:module'
+const require = createRequire(import.meta.url)
+const { PostgresProvider, Runtime, Client } = require('steadfast')
+const pg = require(${JSON.stringify(join(ROOT, 'node_modules', 'pg'))})
+const db = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' })
+await db.connect()
+try {
+  await PostgresProvider.connectWithOptions({ url: ${JSON.stringify(url(UNNAMED_HOST))}, schema: '${schema}' })
+  console.log('other host: connected')
+} catch (e) {
+  console.log('other host: ' + e.code + ' ' + /certificate verify failed/.test(e.message))
+}
+const provider = await PostgresProvider.connectWithOptions({ url: ${JSON.stringify(url(NAMED_HOST))}, schema: '${schema}', maxConnections: 2 })
+const runtime = new Runtime(provider, { dispatcherPollIntervalMs: 10, logLevel: 'error' })
+runtime.registerOrchestration('Hello', function* () { return 'over tls' })
+await runtime.start()
+const client = new Client(provider)
+await client.startOrchestration('tls-1', 'Hello', null)
+console.log('output: ' + (await client.waitForOrchestration('tls-1', 30000)).output)
+const { rows } = await db.query('SELECT count(*)::int AS n, bool_and(s.ssl) AS ssl FROM pg_stat_ssl AS s JOIN pg_stat_activity AS a USING (pid) WHERE a.application_name = $1', ['${app}'])
+console.log('connections: ' + rows[0].n + ' tls: ' + rows[0].ssl)
+await runtime.shutdown(1000)
+await provider.close()
+await db.query('DROP SCHEMA IF EXISTS "${schema}" CASCADE')
+await db.end()
+`,
+  )
+  const out = run(process.execPath, [file])
+  assert.match(out, /^other host: ERR_STEADFAST_PROVIDER_OPEN true$/m)
+  assert.match(out, /^output: over tls$/m)
+  const m = /^connections: (\d+) tls: (\w+)$/m.exec(out)
+  assert.ok(m, out)
+  assert.ok(Number(m[1]) > 0, out)
+  assert.equal(m[2], 'true', out)
 })
