@@ -1105,6 +1105,89 @@ async fn enqueue_statements_send_no_notification() {
     h.drop().await;
 }
 
+/// Work that reaches the queue without any wake-up (a notification lost with a crashed
+/// publisher, or an enqueue from a build that sends none) is claimed at the next recheck
+/// (`claim.long_poll_recheck`, 250 ms by default), not at the end of the poll timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_enqueued_without_a_wake_up_is_claimed_at_the_next_recheck() {
+    let h = Harness::new("recheck", |_| {}).await;
+    let polling = spawn_long_poll(&h.provider);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let item = serde_json::to_string(&start("unannounced")).unwrap();
+    let enqueued = Instant::now();
+    h.exec(
+        &h.sql(&format!(
+            "SELECT S.enqueue_orchestrator(ARRAY['unannounced'], ARRAY[{}], \
+             ARRAY[NULL::float8], ARRAY[NULL::float8])",
+            quote_literal(&item)
+        )),
+        None,
+    )
+    .await;
+    let (got, _) = polling.await.unwrap();
+    assert_eq!(got.as_deref(), Some("unannounced"));
+    let after = enqueued.elapsed();
+    assert!(
+        after < Duration::from_secs(5),
+        "claimed {after:?} after the silent enqueue: the recheck did not find it"
+    );
+    h.drop().await;
+}
+
+/// The publisher's connection killed between two wake-ups: the next notification goes out
+/// on a new connection, and the other process is still woken long before its 60 s recheck
+/// or 20 s poll timeout. (The publisher's pool finds the dead connection when it hands it
+/// out, so this does not reach the retry after a failed NOTIFY: with that retry removed the
+/// test still passes.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_publisher_connection_loses_no_wake_up() {
+    let application = format!("sf-publisher-{}", std::process::id());
+    let h = Harness::new("publisher_killed", |o| {
+        o.database_url = format!("{}?application_name={application}", o.database_url);
+    })
+    .await;
+    let mut remote_options = common::options(&h.schema, PollingMode::Listen);
+    remote_options.claim.long_poll_recheck = Duration::from_secs(60);
+    let remote = common::provider_with(remote_options).await;
+
+    let polling = spawn_long_poll(&remote);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    h.provider
+        .enqueue_for_orchestrator(start("before-kill"), None)
+        .await
+        .unwrap();
+    let (got, took) = polling.await.unwrap();
+    assert_eq!(got.as_deref(), Some("before-kill"));
+    assert!(took < Duration::from_secs(15), "first wake-up: {took:?}");
+
+    let admin = common::admin_pool().await;
+    let killed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = $1 AND query LIKE '%pg_notify%') AS k",
+    )
+    .bind(&application)
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    admin.close().await;
+    assert_eq!(killed, 1, "the publisher's connection");
+
+    let polling = spawn_long_poll(&remote);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    h.provider
+        .enqueue_for_orchestrator(start("after-kill"), None)
+        .await
+        .unwrap();
+    let (got, took) = polling.await.unwrap();
+    assert_eq!(got.as_deref(), Some("after-kill"));
+    assert!(
+        took < Duration::from_secs(15),
+        "woken by the retried notification, not the 20 s timeout: {took:?}"
+    );
+    remote.close().await;
+    h.drop().await;
+}
+
 fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
