@@ -18,13 +18,13 @@ async function runAll(client, name, ids) {
   for (const id of ids) await client.waitForOrchestration(id, 30_000)
 }
 
-/** Newest first: creation time descending, then instance id descending. */
+/**
+ * Newest first: creation time never increases. The store orders by microseconds (then id),
+ * while createdAt is in milliseconds, so two instances created in one millisecond may come
+ * in either id order here (a CI run had done-08 before done-09, both at the same ms).
+ */
 function isNewestFirst(infos) {
-  return infos.every((b, i) => {
-    if (i === 0) return true
-    const a = infos[i - 1]
-    return a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.instanceId > b.instanceId)
-  })
+  return infos.every((b, i) => i === 0 || infos[i - 1].createdAt >= b.createdAt)
 }
 
 for (const backend of backends('pages')) {

@@ -42,6 +42,9 @@ const MODEL = {
   workerTagFilter: { kind: 'tagFilter' },
   logFormat: { kind: 'enum', values: ['json', 'pretty', 'compact'] },
   logLevel: { kind: 'enum', values: ['error', 'warn', 'info', 'debug', 'trace', 'off'] },
+  // Checked as a string here; its directive syntax is the native layer's (ERR_STEADFAST_INVALID_OPTIONS).
+  logFilter: { kind: 'string', maxBytes: 4096, valid: ['warn', 'steadfast_pg=info', 'warn,duroxide::orchestration=debug'] },
+  logger: { kind: 'logger' },
   serviceName: { kind: 'string', maxBytes: 256 },
   serviceVersion: { kind: 'string', maxBytes: 256 },
   gaugePollIntervalMs: int(1, DAY),
@@ -90,7 +93,7 @@ function expectField(spec, value) {
       return null
     case 'string':
       if (typeof value !== 'string' || value === '') return [TYPE, /must be a non-empty string/]
-      if (utf8(value) > spec.maxBytes) return [RANGE, /must be at most 256 bytes as UTF-8/]
+      if (utf8(value) > spec.maxBytes) return [RANGE, new RegExp(`must be at most ${spec.maxBytes} bytes as UTF-8`)]
       if (value.includes('\0')) return [TYPE, /must not contain NUL/]
       if (!wellFormed(value)) return [TYPE, /well-formed UTF-16/]
       return null
@@ -98,6 +101,11 @@ function expectField(spec, value) {
       return spec.values.includes(value) ? null : [TYPE, /must be one of/]
     case 'boolean':
       return typeof value === 'boolean' ? null : [TYPE, /must be a boolean/]
+    case 'logger': {
+      if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return [TYPE, /must be an object with debug, info, warn, error methods/]
+      const missing = ['debug', 'info', 'warn', 'error'].filter((m) => typeof value[m] !== 'function')
+      return missing.length === 0 ? null : [TYPE, /must have debug, info, warn, error methods \(missing/]
+    }
     case 'schema':
       if (typeof value !== 'string') return [TYPE, /must be a string/]
       if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(value) || /^pg_/i.test(value)) return [TYPE, /1-63 characters of \[A-Za-z0-9_\]/]
@@ -158,7 +166,9 @@ function validValue(r, spec) {
     case 'number':
       return r.pick([spec.min, spec.max, r.next() * spec.max])
     case 'string':
-      return r.pick(['node-a', 'é', '😀 emoji', 'x'.repeat(256), 'a b'])
+      return r.pick(spec.valid ?? ['node-a', 'é', '😀 emoji', 'x'.repeat(256), 'a b'])
+    case 'logger':
+      return { debug() {}, info() {}, warn() {}, error() {} }
     case 'enum':
       return r.pick(spec.values)
     case 'boolean':

@@ -97,7 +97,11 @@ class Runtime extends EventEmitter {
   constructor(provider, options) {
     super()
     const nativeProvider = nativeOf(provider, 'provider')
-    const { logger, ...nativeOptions } = runtimeOptions(options)
+    // runtimeOptions returns a null-prototype object: keep it one (a polluted
+    // Object.prototype must not reach the native layer), without the JS-only logger.
+    const nativeOptions = runtimeOptions(options)
+    const { logger } = nativeOptions
+    delete nativeOptions.logger
     this.#heartbeatMs = heartbeatIntervalMs(nativeOptions)
     this.#retriedStepMs = retriedStepDeadlineMs(nativeOptions)
     this.#native = callSync(() => new native.NativeRuntime(nativeProvider, nativeOptions))

@@ -1,12 +1,13 @@
--- One claim of the orchestrator queue: see functions/claim_orchestration.sql.
--- $1 token nonce, $2 lock ms, $3 backoff jitter, $4 scan limit, $5 fanout, $6 max tries,
--- $7 max ms, $8 backoff base ms, $9 backoff cap ms, $10 version filter on,
--- $11 min (major, minor, patch), $12 max (major, minor, patch), $13 max attempts (NULL =
--- no ceiling), $14 duroxide version stamped on the events of a ceiling failure, $15 max
--- messages per batch, $16 max history events, $17 max history stored bytes (NULL = none).
+-- One claim of the orchestrator queue (functions/claim_orchestration.sql). The parameters
+-- as claim.rs binds them; NULL for the last five means no limit.
 SELECT outcome, tries, claimed_instance, token, msg_ids, msg_items, msg_attempts,
        orch_name, orch_version, exec_id, has_instance, history_events,
        kv_keys, kv_values, kv_times, parked_instances,
        stopped
-FROM __SCHEMA__.claim_orchestration($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-                                    $13, $14, $15, $16, $17)
+FROM __SCHEMA__.claim_orchestration(
+    p_nonce => $1, p_lock_ms => $2, p_jitter => $3,
+    p_scan => $4, p_fanout => $5, p_max_tries => $6, p_max_ms => $7,
+    p_base_ms => $8, p_cap_ms => $9,
+    p_filter => $10, p_min => $11, p_max => $12,
+    p_max_attempts => $13, p_event_version => $14,
+    p_max_batch => $15, p_max_history_events => $16, p_max_history_bytes => $17)

@@ -1,5 +1,13 @@
--- See ack_turn (migration 0003). $1 lock token, then the turn (TurnParams in turn.rs).
--- Returns 'ok', 'expired' or 'unknown'.
-SELECT __SCHEMA__.ack_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                           $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28,
-                           $29)
+-- Ack a turn (functions/ack_turn.sql): $1 the lock token, then the turn as TurnParams in
+-- turn.rs binds it. Returns 'ok', 'expired' or 'unknown'.
+SELECT __SCHEMA__.ack_turn(
+    p_token => $1, p_execution => $2,
+    p_name => $3, p_version => $4, p_parent => $5, p_pin => $6,
+    p_status => $7, p_output => $8,
+    p_event_ids => $9, p_event_types => $10, p_event_texts => $11,
+    p_custom_status_changed => $12, p_custom_status => $13,
+    p_kv_keys => $14, p_kv_values => $15, p_kv_times => $16,
+    p_w_items => $17, p_w_instances => $18, p_w_executions => $19, p_w_activities => $20,
+    p_w_sessions => $21, p_w_tags => $22,
+    p_c_instances => $23, p_c_executions => $24, p_c_activities => $25,
+    p_o_instances => $26, p_o_items => $27, p_o_delays => $28, p_o_visible => $29)
