@@ -113,7 +113,9 @@ pkg.optionalDependencies = Object.fromEntries(platforms.map((p) => [`${pkg.napi.
 delete pkg.devDependencies
 delete pkg.scripts
 fs.writeFileSync(`${root}/package.json`, JSON.stringify(pkg, null, 2) + "\n")
-for (const f of [...pkg.files, "README.md", "LICENSE"]) fs.cpSync(f, `${root}/${f}`, { recursive: true })
+// Exactly the files npm would pack from here ("files" entries may be globs).
+const listed = JSON.parse(require("child_process").execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { encoding: "utf8" }))[0].files
+for (const { path } of listed) if (path !== "package.json") fs.cpSync(path, `${root}/${path}`)
 ' "$root" "$version" "${platforms[@]}"
 (cd "$root" && npm pack --silent --pack-destination "$OLDPWD/$out" >/dev/null)
 
