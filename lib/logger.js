@@ -28,7 +28,7 @@ function forwardTo(logger) {
   return (json) => {
     try {
       const { level, target, message, fields } = JSON.parse(json)
-      const method = level === 'trace' && typeof logger.trace === 'function' ? 'trace' : level === 'trace' ? 'debug' : level
+      const method = level === 'trace' && typeof logger.trace !== 'function' ? 'debug' : level
       logger[method]({ target, ...fields }, message)
     } catch {}
   }

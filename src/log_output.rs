@@ -41,11 +41,16 @@ pub(crate) fn filter(level: &str, directives: Option<&str>) -> Result<EnvFilter,
         return Ok(f);
     }
     match directives {
-        Some(d) => EnvFilter::try_new(d).map_err(|e| format!("logFilter: {e} (got {d:?})")),
+        Some(d) => logfilter(d),
         None => Ok(EnvFilter::new(format!(
             "warn,duroxide::orchestration={level},duroxide::activity={level}"
         ))),
     }
+}
+
+/// The `logFilter` option's directives, or the error naming it.
+pub(crate) fn logfilter(directives: &str) -> Result<EnvFilter, String> {
+    EnvFilter::try_new(directives).map_err(|e| format!("logFilter: {e} (got {directives:?})"))
 }
 
 /// Set up the output before a runtime starts (duroxide's own stdout subscriber then finds

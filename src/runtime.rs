@@ -226,8 +226,7 @@ impl NativeRuntime {
     ) -> napi::Result<Self> {
         let options = options.unwrap_or_default();
         if let Some(d) = &options.log_filter {
-            tracing_subscriber::EnvFilter::try_new(d)
-                .map_err(|e| error(Code::InvalidOptions, format!("logFilter: {e} (got {d:?})")))?;
+            crate::log_output::logfilter(d).map_err(|e| error(Code::InvalidOptions, e))?;
         }
         let log_filter = options.log_filter.clone();
         let watch = Arc::new(EventLoopWatch::new(event_loop_stall(&options)));
@@ -451,7 +450,7 @@ impl NativeRuntime {
     pub async fn metrics_text(&self) -> napi::Result<String> {
         guard(async {
             let handle = crate::prometheus::handle().map_err(|e| error(Code::Unsupported, e))?;
-            if let Some(pg) = self.dead_letter_store() {
+            if let Some(pg) = self.pg_store() {
                 pg.refresh_metric_gauges()
                     .await
                     .map_err(crate::errors::provider_error)?;
@@ -570,15 +569,16 @@ impl NativeRuntime {
     pub fn activity_client(&self, id: i64) -> napi::Result<NativeClient> {
         Ok(NativeClient {
             inner: self.activity(id)?.get_client(),
-            pg: self.dead_letter_store(),
+            pg: self.pg_store(),
         })
     }
 }
 
 impl NativeRuntime {
-    /// steadfast-pg for an activity's client: the runtime's own pool (which its duroxide
-    /// client uses too) while running, else the provider's. None on SQLite.
-    fn dead_letter_store(&self) -> Option<Arc<steadfast_pg::PostgresProvider>> {
+    /// steadfast-pg for admin reads (an activity's client, the metrics gauges): the runtime's
+    /// own pool (which its duroxide client uses too) while running, else the provider's. None
+    /// on SQLite.
+    fn pg_store(&self) -> Option<Arc<steadfast_pg::PostgresProvider>> {
         let provider = self.backend.postgres()?;
         match &self.lock().phase {
             Phase::Running(Running { pg: Some(pg), .. }) => Some(pg.clone()),

@@ -324,9 +324,7 @@ impl PostgresProvider {
             .await?;
         Ok(())
     }
-}
 
-impl PostgresProvider {
     /// Enqueue `start` (a `StartOrchestration`) only if its instance does not exist yet (no
     /// instance row, no start enqueued before), atomically: of concurrent exclusive starts
     /// of one id exactly one enqueues. True when enqueued, false when the instance exists.
