@@ -156,6 +156,20 @@ const KINDS = {
       [{ completedBefore: Infinity }, R],
     ],
   },
+  start: {
+    valid: { ifExists: 'ignore' },
+    bad: [
+      [null, T],
+      ['throw', T],
+      [[], T],
+      [{ ifExists: 'fail' }, T],
+      [{ ifExists: 'Throw' }, T],
+      [{ ifExists: true }, T],
+      [{ ifExists: null }, T],
+      [{ ifexists: 'throw' }, T],
+      [{ ifExists: 'throw', extra: 1 }, T],
+    ],
+  },
   deadLetterId: { valid: 1, bad: [[undefined, T], ['1', T], [null, T], [0, R], [-1, R], [1.5, R], [NaN, R], [2 ** 53, R]] },
   deadLetterList: {
     valid: {},
@@ -189,10 +203,10 @@ const id = arg('instanceId', 'instanceId')
 
 /** Every Client method and its arguments, in order. */
 const METHODS = {
-  startOrchestration: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json')],
-  startOrchestrationTyped: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json')],
-  startOrchestrationVersioned: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('version', 'version')],
-  startOrchestrationVersionedTyped: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('version', 'version')],
+  startOrchestration: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('options', 'start')],
+  startOrchestrationTyped: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('options', 'start')],
+  startOrchestrationVersioned: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('version', 'version'), arg('options', 'start')],
+  startOrchestrationVersionedTyped: [arg('instanceId', 'rootInstanceId'), arg('orchestrationName', 'name'), arg('input', 'json'), arg('version', 'version'), arg('options', 'start')],
   getStatus: [id],
   waitForOrchestration: [id, arg('timeoutMs', 'timeoutMs')],
   waitForOrchestrationTyped: [id, arg('timeoutMs', 'timeoutMs')],

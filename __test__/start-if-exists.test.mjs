@@ -59,6 +59,37 @@ for (const backend of backends('start_exclusive')) {
       await assert.rejects(fx.client.startOrchestration(uid('bad'), 'Once', 1, { ifexists: 'throw' }), (e) => e instanceof TypeError && /options\.ifexists/.test(e.message))
     })
 
+    test('every start method checks its options by the one rule, with the same error', async () => {
+      const starts = {
+        startOrchestration: (o) => fx.client.startOrchestration(uid('bad'), 'Once', 1, o),
+        startOrchestrationTyped: (o) => fx.client.startOrchestrationTyped(uid('bad'), 'Once', 1, o),
+        startOrchestrationVersioned: (o) => fx.client.startOrchestrationVersioned(uid('bad'), 'Pinned', 1, '2.0.0', o),
+        startOrchestrationVersionedTyped: (o) => fx.client.startOrchestrationVersionedTyped(uid('bad'), 'Pinned', 1, '2.0.0', o),
+      }
+      const bad = [
+        [{ ifExists: 'fail' }, TypeError, 'ERR_INVALID_ARG_VALUE', /^options\.ifExists must be one of "ignore", "throw" \(got string "fail"\)$/],
+        [{ ifExists: 1 }, TypeError, 'ERR_INVALID_ARG_VALUE', /^options\.ifExists must be one of/],
+        [{ ifExists: null }, TypeError, 'ERR_INVALID_ARG_VALUE', /^options\.ifExists must be one of/],
+        [{ ifexists: 'throw' }, TypeError, 'ERR_INVALID_ARG_VALUE', /^options\.ifexists is not a known option \(did you mean "ifExists"\?\)$/],
+        [null, TypeError, 'ERR_INVALID_ARG_TYPE', /^options must be/],
+        ['throw', TypeError, 'ERR_INVALID_ARG_TYPE', /^options must be/],
+      ]
+      for (const [options, cls, code, message] of bad) {
+        const errors = []
+        for (const [method, start] of Object.entries(starts)) {
+          const e = await start(options).then(
+            () => assert.fail(`${method}(…, ${JSON.stringify(options)}) resolved`),
+            (e) => e,
+          )
+          assert.ok(e instanceof cls && e.code === code && message.test(e.message), `${method}(…, ${JSON.stringify(options)}): ${e.name} ${e.code}: ${e.message}`)
+          errors.push({ method, name: e.name, code: e.code, message: e.message })
+        }
+        for (const e of errors.slice(1)) assert.deepEqual({ ...e, method: errors[0].method }, errors[0], `${e.method} and ${errors[0].method} disagree`)
+      }
+      // Every call was refused before the native layer: none of those ids was started.
+      for (const id of (await fx.client.listAllInstances()).filter((id) => id.startsWith('bad-'))) assert.fail(`${id} was started`)
+    })
+
     if (backend.name === 'postgres') {
       test('an id exists from its first enqueued start, before it runs', async () => {
         const id = uid('queued')

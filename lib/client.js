@@ -6,8 +6,7 @@ const { decode } = require('./json')
 const args = require('./client-args')
 const { oneOf, requireBoolean, requireSemver } = require('./args')
 const { abortable } = require('./abortable')
-const { applyOptionalTable, deadLetterListOptions, deadLetterPurgeOptions, listInstancesOptions } = require('./options')
-const { START_FIELDS } = require('./option-tables')
+const { deadLetterListOptions, deadLetterPurgeOptions, listInstancesOptions, startOptions } = require('./options')
 const { nativeOf } = require('./providers')
 const { versionOf } = require('./refs')
 
@@ -78,7 +77,7 @@ class Client {
     args.rootInstanceId('instanceId', instanceId)
     const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
-    const { ifExists } = applyOptionalTable('options', options, START_FIELDS)
+    const { ifExists } = startOptions(options)
     await this.#start(instanceId, orchestration.name, text, orchestration.version, ifExists)
   }
 
@@ -87,7 +86,7 @@ class Client {
     const orchestration = args.orchestration('orchestrationName', orchestrationName)
     const text = args.json('input', input)
     requireSemver('version', version)
-    const { ifExists } = applyOptionalTable('options', options, START_FIELDS)
+    const { ifExists } = startOptions(options)
     await this.#start(instanceId, orchestration.name, text, versionOf('version', orchestration, version), ifExists)
   }
 

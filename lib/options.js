@@ -185,6 +185,15 @@ function listInstancesOptions(options) {
   return { ...out, limit: effective(out, tables.LIST_INSTANCES_FIELDS, 'limit') }
 }
 
+/**
+ * Validate the last argument of Client.startOrchestration and startOrchestrationVersioned
+ * (and so of their *Typed aliases); returns it with `ifExists` filled in.
+ */
+function startOptions(options) {
+  const out = applyOptionalTable('options', options, tables.START_FIELDS)
+  return { ...out, ifExists: effective(out, tables.START_FIELDS, 'ifExists') }
+}
+
 /** Validate Client.purgeDeadLetters options. */
 function deadLetterPurgeOptions(options) {
   return applyOptionalTable('options', options, DEAD_LETTER_PURGE_FIELDS)
@@ -204,4 +213,5 @@ module.exports = {
   deadLetterListOptions,
   deadLetterPurgeOptions,
   listInstancesOptions,
+  startOptions,
 }
