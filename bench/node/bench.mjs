@@ -5,11 +5,15 @@
 //     (this process, the repo's `lib/` on the addon built by cargo) against the same
 //     workload in Rust (`steadfast-node-baseline`, bench/node/rust-baseline), same runtime
 //     options, same provider (steadfast-pg), same database, at each dispatcher count;
-//  6. peer: DBOS Transact for TypeScript running a trivial one-step workflow on the same
-//     PostgreSQL, with the same closed loop.
+//  6. peers: DBOS Transact for TypeScript running a trivial one-step workflow on the same
+//     PostgreSQL, with the same closed loop, in two variants: started directly
+//     (`DBOS.startWorkflow`, run in the calling process) and enqueued on a `WorkflowQueue`
+//     whose worker concurrency is the dispatcher count (queue to queue, at each count).
 //
-// Every run uses a fresh schema and drops it afterwards. Progress goes to stderr; the JSON
-// results file is rewritten after every run. See bench/README.md.
+// Every run uses a fresh schema and drops it afterwards. Every contender connects with the
+// same transport (TCP or socket, TLS or not, as the URL and the server make steadfast's sqlx
+// connect), and each run's transport is read back from pg_stat_ssl. Progress goes to stderr;
+// the JSON results file is rewritten after every run. See bench/README.md.
 
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -25,9 +29,22 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..', '..')
 const require = createRequire(import.meta.url)
 
+const MAX_ATTEMPTS = 10
+// The DBOS queue variant's polling intervals (see USAGE and bench/README.md).
+const DEFAULT_DBOS_QUEUE_POLL_MS = 20
+const DEFAULT_DBOS_RESULT_POLL_MS = 100
+const PEERS = {
+  dbos: { direct: true, queue: true },
+  'dbos-direct': { direct: true, queue: false },
+  'dbos-queue': { direct: false, queue: true },
+  none: { direct: false, queue: false },
+}
+
 const USAGE = `usage: node bench/node/bench.mjs [--smoke] [--profile release|debug]
                                 [--dispatchers 1,2,4,8,16,32] [--window-s S] [--in-flight N]
-                                [--pool N] [--peer dbos|none] [--out FILE] [--database-url URL]
+                                [--pool N] [--peer dbos|dbos-direct|dbos-queue|none]
+                                [--dbos-queue-poll-ms MS] [--dbos-result-poll-ms MS]
+                                [--out FILE] [--database-url URL]
 
   --smoke         seconds-long run (what CI runs): 2 dispatchers, 8 in flight, 2 s windows,
                   debug build; a run goes on past its window until something completed
@@ -40,13 +57,21 @@ const USAGE = `usage: node bench/node/bench.mjs [--smoke] [--profile release|deb
   --in-flight     instances kept in flight by the closed loop; default 64
   --pool          connections per steadfast-pg pool (the client's and the runtime's);
                   DBOS gets twice this for its one pool; default 16
-  --peer          dbos (default) or none
+  --peer          which DBOS Transact variants run after the steadfast runs:
+                  dbos (default: both), dbos-direct (DBOS.startWorkflow, once),
+                  dbos-queue (enqueued on a WorkflowQueue whose workerConcurrency is the
+                  dispatcher count, at each count) or none
+  --dbos-queue-poll-ms
+                  DBOS queue variant only: the queue's minPollingIntervalMs (DBOS claims
+                  queued workflows by polling); default ${DEFAULT_DBOS_QUEUE_POLL_MS} (the SDK's is 1000)
+  --dbos-result-poll-ms
+                  DBOS queue variant only: handle.getResult's pollingIntervalMs (a queued
+                  workflow's handle polls its status row); default ${DEFAULT_DBOS_RESULT_POLL_MS} (the SDK's is 1000)
   --out           results file; default bench/node/results/node-<epoch>.json
                   (target/bench-node-smoke-<epoch>.json with --smoke)
   --database-url  default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
                   or postgres://postgres@127.0.0.1:5432/test`
 
-const MAX_ATTEMPTS = 10
 // Same log settings for the binding and the baseline (duroxide's own subscriber). RUST_LOG,
 // inherited by the baseline, keeps other crates' warnings (sqlx's slow acquires on a loaded
 // machine) out of the progress output of both.
@@ -67,6 +92,8 @@ export function parseArgs(argv) {
     inFlight: null,
     pool: 16,
     peer: 'dbos',
+    dbosQueuePollMs: DEFAULT_DBOS_QUEUE_POLL_MS,
+    dbosResultPollMs: DEFAULT_DBOS_RESULT_POLL_MS,
     out: null,
     databaseUrl:
       process.env.STEADFAST_BENCH_DATABASE_URL ||
@@ -78,6 +105,7 @@ export function parseArgs(argv) {
     if (!Number.isInteger(n) || n < 1 || n > max) fail(`${name} must be an integer from 1 to ${max} (got ${JSON.stringify(v)})`)
     return n
   }
+  let pollGiven = false
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i]
     let value
@@ -105,9 +133,11 @@ export function parseArgs(argv) {
       case '--pool': a.pool = positiveInt('--pool', next(), 100); break
       case '--peer': {
         a.peer = next()
-        if (!['dbos', 'none'].includes(a.peer)) fail(`--peer must be dbos or none (got ${JSON.stringify(a.peer)})`)
+        if (!Object.hasOwn(PEERS, a.peer)) fail(`--peer must be dbos, dbos-direct, dbos-queue or none (got ${JSON.stringify(a.peer)})`)
         break
       }
+      case '--dbos-queue-poll-ms': a.dbosQueuePollMs = positiveInt(flag, next(), 10000); pollGiven = flag; break
+      case '--dbos-result-poll-ms': a.dbosResultPollMs = positiveInt(flag, next(), 10000); pollGiven = flag; break
       case '--out': a.out = next(); break
       case '--database-url': a.databaseUrl = next(); break
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0)
@@ -116,6 +146,8 @@ export function parseArgs(argv) {
     }
   }
   if (a.pool < 2) fail('--pool must be at least 2 (steadfast-pg keeps two connections open)')
+  a.peers = { ...PEERS[a.peer] }
+  if (pollGiven && !a.peers.queue) fail(`${pollGiven} applies to the DBOS queue variant only (--peer dbos or dbos-queue; got --peer ${a.peer})`)
   a.profile ??= a.smoke ? 'debug' : 'release'
   a.dispatchers ??= a.smoke ? [2] : [1, 2, 4, 8, 16, 32]
   a.windowS ??= a.smoke ? 2 : 8
@@ -167,12 +199,25 @@ function uniqueSchema(label) {
 
 async function dropSchema(databaseUrl, schema) {
   const { Client: PgClient } = require('pg')
-  const c = new PgClient({ connectionString: databaseUrl })
+  const c = new PgClient({ connectionString: nodePgUrl(databaseUrl) })
   try {
     await c.connect()
     await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
   } catch (e) {
     progress(`warning: could not drop schema ${schema}: ${e.message}`)
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+/** Schemas of this invocation still in the database (each run drops its own; none should be left). */
+async function leftoverSchemas(databaseUrl) {
+  const { Client: PgClient } = require('pg')
+  const c = new PgClient({ connectionString: nodePgUrl(databaseUrl) })
+  await c.connect()
+  try {
+    const { rows } = await c.query(`SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1) ORDER BY 1`, [`sfbn_${runTag}_`])
+    return rows.map((r) => r.nspname)
   } finally {
     await c.end().catch(() => {})
   }
@@ -185,7 +230,7 @@ async function dropSchema(databaseUrl, schema) {
  */
 async function databaseWork(databaseUrl) {
   const { Client: PgClient } = require('pg')
-  const c = new PgClient({ connectionString: databaseUrl })
+  const c = new PgClient({ connectionString: nodePgUrl(databaseUrl) })
   await c.connect()
   try {
     const { rows } = await c.query(
@@ -209,7 +254,7 @@ async function workPerCompletion(databaseUrl, before, completed) {
 
 async function databaseInfo(databaseUrl) {
   const { Client: PgClient } = require('pg')
-  const c = new PgClient({ connectionString: databaseUrl })
+  const c = new PgClient({ connectionString: nodePgUrl(databaseUrl) })
   await c.connect()
   try {
     const info = {}
@@ -217,6 +262,7 @@ async function databaseInfo(databaseUrl) {
       ['version', 'select version() as v'],
       ['max_connections', 'show max_connections'],
       ['synchronous_commit', 'show synchronous_commit'],
+      ['ssl', 'show ssl'],
     ]) {
       const r = await c.query(sql)
       info[key] = Object.values(r.rows[0])[0]
@@ -227,12 +273,114 @@ async function databaseInfo(databaseUrl) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Connections and their transport
+// ---------------------------------------------------------------------------------------
+
+/**
+ * The sslmode steadfast's sqlx connects with: the URL's (`sslmode`, or sqlx's `ssl-mode`),
+ * else $PGSSLMODE, else sqlx's default, `prefer`.
+ */
+export function sqlxSslMode(databaseUrl) {
+  const q = new URL(databaseUrl).searchParams
+  return q.get('sslmode') ?? q.get('ssl-mode') ?? process.env.PGSSLMODE ?? 'prefer'
+}
+
+/**
+ * `databaseUrl` for node-postgres. `sslmode` (the argument, else the URL's) keeps libpq's
+ * meaning (`uselibpqcompat=true`: node-postgres alone reads require as verify-full, and
+ * encrypts with prefer and allow); `allow` becomes `disable`, since sqlx tries without TLS
+ * first and node-postgres has no fallback. sqlx's own spellings become libpq's.
+ */
+export function nodePgUrl(databaseUrl, { sslmode, applicationName } = {}) {
+  const u = new URL(databaseUrl)
+  const q = u.searchParams
+  const mode = sslmode ?? q.get('sslmode') ?? q.get('ssl-mode')
+  for (const [sqlx, libpq] of [['ssl-root-cert', 'sslrootcert'], ['ssl-ca', 'sslrootcert'], ['ssl-cert', 'sslcert'], ['ssl-key', 'sslkey']]) {
+    if (q.has(sqlx)) q.set(libpq, q.get(sqlx))
+    q.delete(sqlx)
+  }
+  for (const k of ['sslmode', 'ssl-mode', 'uselibpqcompat', 'statement-cache-capacity']) q.delete(k)
+  if (mode) {
+    q.set('sslmode', mode === 'allow' ? 'disable' : mode)
+    q.set('uselibpqcompat', 'true')
+  }
+  if (applicationName) q.set('application_name', applicationName)
+  return u.toString()
+}
+
+/** `databaseUrl` with `application_name` set, so the run's connections can be told apart in pg_stat_activity. */
+function withApplicationName(databaseUrl, applicationName) {
+  const u = new URL(databaseUrl)
+  u.searchParams.set('application_name', applicationName)
+  return u.toString()
+}
+
+/** Whether `databaseUrl` connects through a Unix-domain socket (a host that is a directory). */
+function isSocketUrl(databaseUrl) {
+  const u = new URL(databaseUrl)
+  return (u.searchParams.get('host') ?? decodeURIComponent(u.hostname)).startsWith('/')
+}
+
+/**
+ * The URL DBOS connects with: the same transport as steadfast's sqlx on `databaseUrl`.
+ * sqlx's `prefer` encrypts over TCP when the server has ssl on, never over a socket
+ * (node-postgres would not fall back, so it is `require` or `disable` here); `allow` does
+ * not encrypt.
+ */
+export async function dbosUrl(databaseUrl, applicationName) {
+  let mode = sqlxSslMode(databaseUrl)
+  if (mode === 'prefer') {
+    mode = !isSocketUrl(databaseUrl) && (await databaseInfo(databaseUrl)).ssl === 'on' ? 'require' : 'disable'
+  }
+  return nodePgUrl(databaseUrl, { sslmode: mode, applicationName })
+}
+
+/**
+ * How the connections whose application_name contains `tag` reach the server, read from
+ * pg_stat_ssl joined with pg_stat_activity: `tcp` or `unix`, `+tls` when encrypted.
+ */
+export async function transportOf(databaseUrl, tag) {
+  const { Client: PgClient } = require('pg')
+  const c = new PgClient({ connectionString: nodePgUrl(databaseUrl) })
+  await c.connect()
+  try {
+    const { rows } = await c.query(
+      `SELECT CASE WHEN a.client_addr IS NULL THEN 'unix' ELSE 'tcp' END
+                || CASE WHEN s.ssl THEN '+tls' ELSE '' END AS transport,
+              s.version AS tls_version, count(*)::int AS connections
+       FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+       WHERE strpos(a.application_name, $1) > 0 AND a.pid <> pg_backend_pid()
+       GROUP BY 1, 2 ORDER BY 1, 2`,
+      [tag],
+    )
+    if (rows.length === 0) return { transport: null, connections: 0 }
+    if (rows.length === 1) return rows[0]
+    return { transport: 'mixed', connections: rows.reduce((n, r) => n + r.connections, 0), groups: rows }
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+/** The run's transport, sampled once at the end of its warm-up (its connections are open then). */
+function sampleTransport(a, tag) {
+  return new Promise((r) => setTimeout(r, a.warmupS * 1000))
+    .then(() => transportOf(a.databaseUrl, tag))
+    .catch((e) => ({ transport: null, error: e.message }))
+}
+
+/** One label for several runs' transports: the common one, else `mixed`; null if none was seen. */
+function commonTransport(samples) {
+  const seen = [...new Set(samples.map((t) => t?.transport).filter(Boolean))]
+  return seen.length === 0 ? null : seen.length === 1 ? seen[0] : 'mixed'
+}
+
 function loadavg() {
   return round2(os.loadavg()[0])
 }
 
 // ---------------------------------------------------------------------------------------
-// The three implementations of one run
+// The implementations of one run
 // ---------------------------------------------------------------------------------------
 
 /** The closed loop of one Node-side run, with the run's timing (the same for every implementation). */
@@ -257,9 +405,10 @@ async function runRust(a, bin, dispatchers) {
   const before = await databaseWork(a.databaseUrl)
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
-      env: { ...process.env, STEADFAST_BENCH_DATABASE_URL: a.databaseUrl },
+      env: { ...process.env, STEADFAST_BENCH_DATABASE_URL: withApplicationName(a.databaseUrl, schema) },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
+    const transport = sampleTransport(a, schema)
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.on('error', reject)
@@ -270,6 +419,7 @@ async function runRust(a, bin, dispatchers) {
         if (code !== 0) throw new Error(`rust baseline exited with ${code ?? signal}`)
         result = JSON.parse(out.trim().split('\n').pop())
         result.database = await workPerCompletion(a.databaseUrl, before, result.completed_total)
+        result.transport = await transport
       } catch (e) {
         error = e.message.startsWith('rust baseline') ? e : new Error(`rust baseline printed no JSON: ${e.message}`)
       }
@@ -284,7 +434,8 @@ async function runRust(a, bin, dispatchers) {
 async function runNode(a, steadfast, dispatchers) {
   const { PostgresProvider, Client, Runtime } = steadfast
   const schema = uniqueSchema(`js${dispatchers}`)
-  const provider = await PostgresProvider.connectWithOptions({ url: a.databaseUrl, schema, maxConnections: a.pool })
+  const url = withApplicationName(a.databaseUrl, schema)
+  const provider = await PostgresProvider.connectWithOptions({ url, schema, maxConnections: a.pool })
   const rt = new Runtime(provider, {
     orchestrationConcurrency: dispatchers,
     workerConcurrency: dispatchers,
@@ -300,11 +451,13 @@ async function runNode(a, steadfast, dispatchers) {
   let result
   try {
     await rt.start()
+    const transport = sampleTransport(a, schema)
     result = await closedLoopOf(a, `node x${dispatchers}`, async (id) => {
       await client.startOrchestration(id, 'Trivial', 'x')
       const s = await client.waitForOrchestration(id, 60_000)
       if (s.status !== 'Completed') throw new Error(`${id}: ${s.status} ${s.error ?? ''}`)
     })
+    result.transport = await transport
   } finally {
     await rt.shutdown(1000).catch(() => {})
     await provider.close().catch(() => {})
@@ -314,14 +467,37 @@ async function runNode(a, steadfast, dispatchers) {
   return { implementation: 'node', dispatchers, ...result }
 }
 
-/** DBOS Transact: a one-step workflow, started and awaited by the same closed loop. */
-async function runDbos(a) {
+/**
+ * DBOS Transact: a one-step workflow in the same closed loop, in one of two variants:
+ *
+ * - `direct`: started with `DBOS.startWorkflow`, which runs it in this process at once;
+ *   `handle.getResult()` awaits that in-process promise;
+ * - `queue`: enqueued with `DBOS.startWorkflow(.., { queueName })` on a queue registered with
+ *   `workerConcurrency: dispatchers` (this process runs at most that many of its workflows
+ *   at a time, as steadfast's runtime runs at most N turns and N activities) and
+ *   `minPollingIntervalMs: a.dbosQueuePollMs`; DBOS's dispatch loop claims them by polling
+ *   the queue, and `handle.getResult({ pollingIntervalMs: a.dbosResultPollMs })` polls the
+ *   workflow's status row (DBOS has no wake-up for either).
+ *
+ * Each run has its own system schema (dropped afterwards) and a pool of 2 × `--pool`
+ * connections, on the same transport as steadfast (`dbosUrl`). DBOS creates a database only
+ * when the URL's is missing; the bench's exists (it connected to it first), so the schema is
+ * all it creates. Exported, with `parseArgs`, so the DBOS part can be run on its own.
+ */
+export async function runDbos(a, { variant = 'direct', dispatchers = null } = {}) {
+  if (!['direct', 'queue'].includes(variant)) throw new Error(`runDbos: variant must be direct or queue (got ${JSON.stringify(variant)})`)
+  if (variant === 'queue' && !(Number.isInteger(dispatchers) && dispatchers > 0)) throw new Error('runDbos: the queue variant needs a dispatcher count')
   const { DBOS } = await import('@dbos-inc/dbos-sdk')
-  const schema = uniqueSchema('dbos')
+  const queued = variant === 'queue'
+  const schema = uniqueSchema(queued ? `dbq${dispatchers}` : 'dbos')
+  const label = queued ? `dbos-queue x${dispatchers}` : 'dbos'
   const poolSize = 2 * a.pool
   DBOS.setConfig({
     name: 'steadfast-bench',
-    systemDatabaseUrl: a.databaseUrl,
+    // application_name = the schema's name, for every connection of the run (node-postgres
+    // takes the URL's over the pool's own dbos_transact_<executor>_<version>), so that the
+    // run's transport can be read back.
+    systemDatabaseUrl: await dbosUrl(a.databaseUrl, schema),
     systemDatabaseSchemaName: schema,
     systemDatabasePoolSize: poolSize,
     logLevel: 'warn',
@@ -330,22 +506,43 @@ async function runDbos(a) {
   const trivial = DBOS.registerWorkflow(async (input) => DBOS.runStep(() => noop(input), { name: 'noop' }), {
     name: 'trivial',
   })
+  const queueOptions = queued ? { workerConcurrency: dispatchers, minPollingIntervalMs: a.dbosQueuePollMs } : null
   let result
   let before
   try {
     await DBOS.launch()
+    const queue = queued ? await DBOS.registerQueue('trivial', queueOptions) : null
     before = await databaseWork(a.databaseUrl)
-    result = await closedLoopOf(a, 'dbos', async (id) => {
-      const handle = await DBOS.startWorkflow(trivial, { workflowID: id })('x')
-      await handle.getResult()
-    })
+    const transport = sampleTransport(a, schema)
+    result = await closedLoopOf(
+      a,
+      label,
+      queued
+        ? async (id) => {
+            const handle = await DBOS.startWorkflow(trivial, { workflowID: id, queueName: queue.name })('x')
+            await handle.getResult({ pollingIntervalMs: a.dbosResultPollMs })
+          }
+        : async (id) => {
+            const handle = await DBOS.startWorkflow(trivial, { workflowID: id })('x')
+            await handle.getResult()
+          },
+    )
+    result.transport = await transport
   } finally {
-    await DBOS.shutdown().catch(() => {})
+    // Deregistered, so that the next run can register its workflow again after its launch.
+    await DBOS.shutdown({ deregister: true }).catch(() => {})
     if (result) result.database = await workPerCompletion(a.databaseUrl, before, result.completed_total)
     await dropSchema(a.databaseUrl, schema)
   }
   return {
-    implementation: 'dbos',
+    implementation: queued ? 'dbos-queue' : 'dbos',
+    variant,
+    ...(queued
+      ? {
+          dispatchers,
+          queue: { worker_concurrency: dispatchers, min_polling_interval_ms: a.dbosQueuePollMs, get_result_polling_interval_ms: a.dbosResultPollMs },
+        }
+      : {}),
     sdk_version: JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', '@dbos-inc', 'dbos-sdk', 'package.json'), 'utf8')).version,
     system_database_pool_size: poolSize,
     ...result,
@@ -356,7 +553,7 @@ async function runDbos(a) {
 // Main
 // ---------------------------------------------------------------------------------------
 
-function summarize(overhead, peer) {
+function summarize(overhead, peer, peerQueue) {
   const best = (rows, key) => rows.reduce((m, r) => Math.max(m, r[key]?.orchestrations_per_s ?? 0), 0)
   const s = {
     node_best_orchestrations_per_s: best(overhead, 'node'),
@@ -368,7 +565,30 @@ function summarize(overhead, peer) {
     s.node_best_over_dbos = ratio(s.node_best_orchestrations_per_s, peer.orchestrations_per_s)
     s.rust_best_over_dbos = ratio(s.rust_best_orchestrations_per_s, peer.orchestrations_per_s)
   }
+  if (peerQueue?.runs.length) {
+    const top = peerQueue.runs.reduce((m, r) => (r.orchestrations_per_s > m.orchestrations_per_s ? r : m))
+    s.dbos_queue_best_workflows_per_s = top.orchestrations_per_s
+    s.dbos_queue_best_at_dispatchers = top.dispatchers
+    s.node_best_over_dbos_queue = ratio(s.node_best_orchestrations_per_s, top.orchestrations_per_s)
+    s.rust_best_over_dbos_queue = ratio(s.rust_best_orchestrations_per_s, top.orchestrations_per_s)
+  }
   return s
+}
+
+/** Each contender's transport (from its runs' pg_stat_ssl samples), and whether they are the same. */
+function transportSummary(report) {
+  const t = {
+    steadfast: commonTransport(report.overhead.flatMap((r) => [r.rust?.transport, r.node?.transport])),
+    dbos: report.peer ? commonTransport([report.peer.transport]) : undefined,
+    dbos_queue: report.peer_queue ? commonTransport(report.peer_queue.runs.map((r) => r.transport)) : undefined,
+  }
+  const seen = Object.values(t).filter((v) => v !== undefined)
+  t.same_for_all = seen.every((v) => v !== null && v !== 'mixed') ? new Set(seen).size <= 1 : null
+  t.how =
+    "pg_stat_ssl joined with pg_stat_activity on each run's application_name (its schema's name), sampled at the end of " +
+    'its warm-up; steadfast connects with sqlx (sslmode from the URL, else $PGSSLMODE, else prefer), DBOS with ' +
+    'node-postgres on the same URL with the sslmode that gives the same transport'
+  return t
 }
 
 /** A smoke run fails when a run made no progress; a full run records it and goes on. */
@@ -411,11 +631,24 @@ async function main() {
     },
     overhead: [],
     peer: null,
+    peer_queue: null,
+    transport: null,
     summary: null,
+  }
+  if (a.peers.direct || a.peers.queue) {
+    report.workload.peers = {
+      dbos: a.peers.direct ? 'DBOS.startWorkflow (runs the workflow in this process at once), handle.getResult() awaits its promise; once' : null,
+      dbos_queue: a.peers.queue
+        ? `DBOS.startWorkflow with queueName, on a WorkflowQueue with workerConcurrency N (the dispatcher count) and ` +
+          `minPollingIntervalMs ${a.dbosQueuePollMs}; handle.getResult({ pollingIntervalMs: ${a.dbosResultPollMs} }); at each dispatcher count`
+        : null,
+      system_database_pool_size: 2 * a.pool,
+    }
   }
   const write = () => {
     fs.mkdirSync(path.dirname(out), { recursive: true })
-    report.summary = summarize(report.overhead, report.peer)
+    report.transport = transportSummary(report)
+    report.summary = summarize(report.overhead, report.peer, report.peer_queue)
     fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n')
   }
   for (const [i, n] of a.dispatchers.entries()) {
@@ -459,28 +692,71 @@ async function main() {
       noProgress(a, `${n} dispatchers: no orchestration completed (rust ${rust.completed_total}, node ${node.completed_total})`)
     }
   }
-  if (a.peer === 'dbos') {
+  if (a.peers.direct) {
     const loadBefore = loadavg()
-    progress(`=== peer: DBOS Transact, one-step workflows, ${a.inFlight} in flight ===`)
+    progress(`=== peer: DBOS Transact, one-step workflows started directly, ${a.inFlight} in flight ===`)
     const dbos = await runDbos(a)
     progress(`dbos: ${dbos.orchestrations_per_s} workflows/s (p50 ${dbos.latency_ms.p50} ms, p99 ${dbos.latency_ms.p99} ms)`)
     report.peer = { ...dbos, load_average_before: loadBefore, load_average_after: loadavg() }
     write()
     if (!(dbos.completed_total > 0)) noProgress(a, 'DBOS: no workflow completed')
   }
+  if (a.peers.queue) {
+    report.peer_queue = { runs: [] }
+    for (const n of a.dispatchers) {
+      const loadBefore = loadavg()
+      progress(`=== peer: DBOS Transact, one-step workflows on a WorkflowQueue, worker concurrency ${n}, ${a.inFlight} in flight ===`)
+      const q = await runDbos(a, { variant: 'queue', dispatchers: n })
+      progress(`dbos-queue x${n}: ${q.orchestrations_per_s} workflows/s (p50 ${q.latency_ms.p50} ms, p99 ${q.latency_ms.p99} ms)`)
+      const same = report.overhead.find((r) => r.dispatchers === n)
+      report.peer_queue.runs.push({
+        ...q,
+        node_over_dbos_queue: ratio(same?.node.orchestrations_per_s, q.orchestrations_per_s),
+        rust_over_dbos_queue: ratio(same?.rust.orchestrations_per_s, q.orchestrations_per_s),
+        load_average_before: loadBefore,
+        load_average_after: loadavg(),
+      })
+      write()
+      if (!(q.completed_total > 0)) noProgress(a, `DBOS queue, worker concurrency ${n}: no workflow completed`)
+    }
+  }
   write()
   const s = report.summary
+  const t = report.transport
   progress(
     `summary: node best ${s.node_best_orchestrations_per_s} orch/s, rust best ${s.rust_best_orchestrations_per_s} orch/s` +
-      (report.peer ? `, dbos ${s.dbos_workflows_per_s} workflows/s (node / dbos = ${s.node_best_over_dbos})` : ''),
+      (report.peer ? `, dbos ${s.dbos_workflows_per_s} workflows/s (node / dbos = ${s.node_best_over_dbos})` : '') +
+      (report.peer_queue
+        ? `, dbos-queue best ${s.dbos_queue_best_workflows_per_s} workflows/s (worker concurrency ${s.dbos_queue_best_at_dispatchers}) ` +
+          `(node / dbos-queue = ${s.node_best_over_dbos_queue})`
+        : ''),
   )
+  progress(
+    `transport: steadfast ${t.steadfast}` +
+      (t.dbos !== undefined ? `, dbos ${t.dbos}` : '') +
+      (t.dbos_queue !== undefined ? `, dbos-queue ${t.dbos_queue}` : ''),
+  )
+  const left = await leftoverSchemas(a.databaseUrl).catch((e) => [`(not checked: ${e.message})`])
+  if (left.length) progress(`warning: schemas of this run were not dropped: ${left.join(', ')}`)
+  if (t.same_for_all === false) noProgress(a, 'the contenders did not connect with the same transport (see "transport" in the results)')
+  else if (t.same_for_all === null) progress('warning: the transport of some runs could not be read (see "transport" in the results)')
   progress(`results written to ${path.relative(process.cwd(), out)}`)
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`bench.mjs: error: ${e?.stack ?? e}\n`)
-    process.exit(1)
-  },
-)
+// Runs only as a script: tests and scripts import parseArgs and runDbos without starting it.
+function isEntryPoint() {
+  try {
+    return fs.realpathSync(path.resolve(process.argv[1])) === fs.realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+if (isEntryPoint()) {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      process.stderr.write(`bench.mjs: error: ${e?.stack ?? e}\n`)
+      process.exit(1)
+    },
+  )
+}
