@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of the repeated runs (throughput runs 7 and 8, backlog run 6) for docs/benchmarks.md.
+"""Tables of the repeated runs (throughput runs 7, 8 and 9, backlog run 6) for docs/benchmarks.md.
 
 Usage:
     python3 bench/report/repeated_runs.py                            # print the tables
@@ -8,17 +8,27 @@ Usage:
 With --write, the text between the lines `<!-- repeated-runs:begin -->` and
 `<!-- repeated-runs:end -->` of the given file is replaced; nothing else in it changes.
 
-Reads bench/results/run-7-wake-*.json and bench/results/run-8-wake-steadfast-only-*.json
-(written by steadfast-bench --scenario throughput) and bench/results/run-6-backlog-rep*.json
-(--scenario backlog). Per dispatcher count it gives, for each
-group of repetitions, the minimum, median and maximum orchestrations/s, and, where duroxide-pg
-ran in the same invocation, the median (min-max) of the per-run steadfast / duroxide-pg ratios
-as the bench recorded them. A median of two runs is their mean.
+Reads bench/results/run-7-wake-*.json, bench/results/run-8-wake-steadfast-only-*.json and
+bench/results/run-9-ping-worker-*.json (written by steadfast-bench --scenario throughput) and
+bench/results/run-6-backlog-rep*.json (--scenario backlog). Per dispatcher count it gives, for
+each group of repetitions, the minimum, median and maximum orchestrations/s, and, where
+duroxide-pg ran in the same invocation, the median (min-max) of the per-run steadfast /
+duroxide-pg ratios as the bench recorded them. A median of two runs is their mean.
+
+For run 9, whose files also record them, it adds per build the CPU per orchestration over the
+measured window (the bench process's and the `postgres` processes' milliseconds, and the machine's
+busy fraction) of steadfast and duroxide-pg, steadfast's database work per orchestration
+(transactions, rows written), and the runtime's floor: duroxide on its in-memory SQLite
+provider, same trivial workload, taken over all six files since it does not depend on the
+build.
 
 The build each group ran is not in the JSON: `machine.git_commit` records the HEAD of the
-checkout the binary was started from, not the commit it was built from (the runs used binaries
-copied to /tmp). The build commits below are those bench/analysis.md and the commit messages
-of 342de08 and 51221a4 give. Python 3 standard library only.
+checkout the binary was started from, not the commit it was built from (runs 7 and 8 used
+binaries copied to /tmp, run 9 binaries copied to /work/benchbin). The build commits below are those bench/analysis.md and the commit messages
+of 342de08 and 51221a4 give for runs 7 and 8; for run 9, before = af9be4d (worker claim as
+BEGIN/UPDATE/COMMIT, sqlx pings every pooled connection before each statement) and after =
+dfa12d0 (worker claim as one autocommit statement with give-back, connections pinged only when
+idle 10 s or more), as bench/analysis.md gives. Python 3 standard library only.
 """
 
 import argparse
@@ -41,7 +51,10 @@ GROUPS = [
     ("7", "after", "37a075c", "run-7-wake-after-rep*.json"),
     ("8", "before", "215d126", "run-8-wake-steadfast-only-before-rep*.json"),
     ("8", "after", "0ba3f08", "run-8-wake-steadfast-only-after-rep*.json"),
+    ("9", "before", "af9be4d", "run-9-ping-worker-before-rep*.json"),
+    ("9", "after", "dfa12d0", "run-9-ping-worker-after-rep*.json"),
 ]
+FLOOR = "duroxide-sqlite-memory"
 WORKLOADS = ["trivial", "stress"]
 
 
@@ -108,9 +121,14 @@ def conditions(groups):
     )
 
 
-def run7(groups, workload):
-    before = dict(groups)[("7", "before", "215d126", GROUPS[0][3])]
-    after = dict(groups)[("7", "after", "37a075c", GROUPS[1][3])]
+def group(groups, run, label):
+    """The files of one group of repetitions."""
+    return next(files for g, files in groups if g[0] == run and g[1] == label)
+
+
+def interleaved(groups, run, workload):
+    """Runs 7 and 9: both providers in each invocation, before and after."""
+    before, after = group(groups, run, "before"), group(groups, run, "after")
     ds = sorted(rates(before[0][1], workload, "steadfast"))
     rows = []
     for n in ds:
@@ -128,9 +146,82 @@ def run7(groups, workload):
     )
 
 
+def trivial_rows(run, provider):
+    """dispatchers -> the trivial workload's row of one run."""
+    rows = run["scenarios"]["throughput"]["trivial"]["providers"].get(provider) or []
+    return {r["dispatchers"]: r for r in rows}
+
+
+def field(files, provider, n, key, sub):
+    """The values of row[key][sub] at n dispatchers over the files that recorded it."""
+    out = []
+    for _, d in files:
+        v = (trivial_rows(d, provider).get(n) or {}).get(key)
+        if v and v.get(sub) is not None:
+            out.append(v[sub])
+    return out
+
+
+def cpu_total(files, provider, n):
+    """bench process + postgres ms per orchestration, per run."""
+    out = []
+    for _, d in files:
+        c = (trivial_rows(d, provider).get(n) or {}).get("cpu_per_orchestration")
+        if c:
+            out.append(c["bench_process_ms"] + c["postgres_ms"])
+    return out
+
+
+def cost(groups, run, label):
+    """Run 9, one build: CPU and database work per trivial orchestration."""
+    files = group(groups, run, label)
+    cpu, work = "cpu_per_orchestration", "database_work_per_orchestration"
+    rows = []
+    for n in sorted(trivial_rows(files[0][1], "steadfast")):
+        rows.append([
+            n,
+            spread(field(files, "steadfast", n, cpu, "bench_process_ms"), 1),
+            spread(field(files, "steadfast", n, cpu, "postgres_ms"), 1),
+            spread(cpu_total(files, "steadfast", n), 1),
+            spread(field(files, "steadfast", n, cpu, "machine_busy_fraction"), 2),
+            spread(field(files, "steadfast", n, work, "transactions"), 1),
+            spread(field(files, "steadfast", n, work, "rows_written"), 1),
+            spread(field(files, "duroxide-pg", n, cpu, "bench_process_ms"), 1),
+            spread(field(files, "duroxide-pg", n, cpu, "postgres_ms"), 1),
+            spread(field(files, "duroxide-pg", n, cpu, "machine_busy_fraction"), 2),
+        ])
+    return table(
+        ["dispatchers", "steadfast: bench process ms", "steadfast: postgres ms",
+         "steadfast: total ms", "steadfast: busy fraction", "steadfast: transactions",
+         "steadfast: rows written", "duroxide-pg: bench process ms", "duroxide-pg: postgres ms",
+         "duroxide-pg: busy fraction"],
+        rows,
+    )
+
+
+def floor(groups, run):
+    """Run 9: duroxide on its in-memory SQLite provider, over the files of both builds."""
+    files = group(groups, run, "before") + group(groups, run, "after")
+    cpu = "cpu_per_orchestration"
+    rows = []
+    for n in sorted(trivial_rows(files[0][1], FLOOR)):
+        rejected = [trivial_rows(d, FLOOR)[n]["ack_rejections"] for _, d in files]
+        rows.append([
+            n,
+            spread([trivial_rows(d, FLOOR)[n]["orchestrations_per_s"] for _, d in files]),
+            spread(field(files, FLOOR, n, cpu, "bench_process_ms"), 1),
+            spread(field(files, FLOOR, n, cpu, "machine_busy_fraction"), 2),
+            spread(rejected),
+        ])
+    return len(files), table(
+        ["dispatchers", "orchestrations/s", "bench process ms per orchestration",
+         "machine busy fraction", "orchestration acks rejected (whole run)"],
+        rows,
+    )
+
+
 def run8(groups, workload):
-    before = dict(groups)[("8", "before", "215d126", GROUPS[2][3])]
-    after = dict(groups)[("8", "after", "0ba3f08", GROUPS[3][3])]
+    before, after = group(groups, "8", "before"), group(groups, "8", "after")
     ds = sorted(rates(before[0][1], workload, "steadfast"))
     rows = []
     for n in ds:
@@ -169,8 +260,10 @@ def run6():
 
 def render():
     groups = [(g, load(g[3])) for g in GROUPS]
-    n7 = len(dict(groups)[GROUPS[0]]), len(dict(groups)[GROUPS[1]])
-    n8 = len(dict(groups)[GROUPS[2]]), len(dict(groups)[GROUPS[3]])
+    n7 = len(group(groups, "7", "before")), len(group(groups, "7", "after"))
+    n8 = len(group(groups, "8", "before")), len(group(groups, "8", "after"))
+    n9 = len(group(groups, "9", "before")), len(group(groups, "9", "after"))
+    nf, floor9 = floor(groups, "9")
     parts = [
         "_Tables generated by `python3 bench/report/repeated_runs.py --write docs/benchmarks.md` "
         "from the JSON files named below._",
@@ -182,11 +275,11 @@ def render():
         f"**Run 7, trivial** (orchestrations/s, median [min–max] of {n7[0]} runs before and "
         f"{n7[1]} after; ratio = median [min–max] of the per-run steadfast / duroxide-pg ratios)",
         "",
-        run7(groups, "trivial"),
+        interleaved(groups, "7", "trivial"),
         "",
         "**Run 7, stress** (same layout)",
         "",
-        run7(groups, "stress"),
+        interleaved(groups, "7", "stress"),
         "",
         f"**Run 8, trivial** (steadfast alone, orchestrations/s, median [min–max] of {n8[0]} runs "
         f"before and {n8[1]} after; the median of two runs is their mean)",
@@ -196,6 +289,36 @@ def render():
         "**Run 8, stress** (same layout)",
         "",
         run8(groups, "stress"),
+        "",
+        f"**Run 9, trivial** (before af9be4d, after dfa12d0; orchestrations/s, median [min–max] "
+        f"of {n9[0]} runs before and {n9[1]} after; ratio = median [min–max] of the per-run "
+        "steadfast / duroxide-pg ratios)",
+        "",
+        interleaved(groups, "9", "trivial"),
+        "",
+        "**Run 9, stress** (same layout)",
+        "",
+        interleaved(groups, "9", "stress"),
+        "",
+        f"**Run 9, cost per trivial orchestration, before (af9be4d)** (median [min–max] of "
+        f"{n9[0]} runs; CPU = CPU milliseconds of the bench process and of every `postgres` "
+        "process, background ones included, over the 5 s window, divided by the orchestrations "
+        "completed in it, \"total\" their sum per run; busy fraction = that CPU over the "
+        "window's 2 cores; transactions = the "
+        "whole database's, rows written = the run's schema's, over the whole run including "
+        "warm-up, divided by the orchestrations completed)",
+        "",
+        cost(groups, "9", "before"),
+        "",
+        f"**Run 9, cost per trivial orchestration, after (dfa12d0)** (same layout, {n9[1]} runs)",
+        "",
+        cost(groups, "9", "after"),
+        "",
+        f"**Run 9, the runtime's floor** (`{FLOOR}`: duroxide with its in-memory SQLite "
+        f"provider, the same trivial workload in the same invocations; median [min–max] over "
+        f"all {nf} files, since it does not depend on the build; its CPU includes SQLite's)",
+        "",
+        floor9,
         "",
         "**Run 6, backlog** (`run-6-backlog-rep{1,2,3}.json`, build bbed0df, 32 + 32 dispatchers; "
         f"median [min–max] of {run6()[0]} runs; claims = fetches that returned an item)",
