@@ -395,3 +395,31 @@ pub fn epoch_secs() -> u64 {
         .unwrap_or(Duration::ZERO)
         .as_secs()
 }
+
+/// The database's own work counters: transactions (committed and rolled back) in the
+/// whole database, and rows written (inserted, updated, deleted) in `schema`'s tables.
+/// The server updates them when a backend goes idle or exits, so read them after the
+/// provider's connections closed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbWork {
+    pub transactions: i64,
+    pub rows_written: i64,
+}
+
+pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {
+    let pool = admin_pool(env).await?;
+    let row: (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT (xact_commit + xact_rollback)::int8 FROM pg_stat_database
+                 WHERE datname = current_database()),
+                (SELECT COALESCE(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::int8
+                 FROM pg_stat_user_tables WHERE schemaname = $1)",
+    )
+    .bind(schema)
+    .fetch_one(&pool)
+    .await?;
+    pool.close().await;
+    Ok(DbWork {
+        transactions: row.0,
+        rows_written: row.1,
+    })
+}

@@ -7,6 +7,11 @@
 //! - `stress`: duroxide's own provider stress workload
 //!   (`duroxide::provider_stress_tests::run_stress_test`: 20 concurrent fan-out
 //!   orchestrations of 5 activities of 10 ms), its own orchestrations/s and activities/s.
+//!
+//! The trivial workload also runs on duroxide's in-memory SQLite provider (the runtime's
+//! own floor), and records CPU per orchestration (this process; the `postgres`
+//! processes) over the window and, for steadfast, the database's transactions and rows
+//! written per orchestration.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -54,8 +59,46 @@ fn cfg(env: &Env) -> Cfg {
     }
 }
 
-async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
-    let built = common::build(env, kind, &format!("tp{n}")).await?;
+/// The runtime's own floor: duroxide with its in-memory SQLite provider, same workload.
+const FLOOR: &str = "duroxide-sqlite-memory";
+
+async fn build_trivial(env: &Env, provider: &str, n: usize) -> Result<common::Built> {
+    match Kind::from_name(provider) {
+        Some(kind) => common::build(env, kind, &format!("tp{n}")).await,
+        None => Ok(common::Built {
+            schema: common::unique_schema(env, "floor_unused"),
+            provider: Arc::new(duroxide::providers::sqlite::SqliteProvider::new_in_memory().await?),
+            steadfast: None,
+        }),
+    }
+}
+
+/// CPU seconds used so far by this process, and by every process named `postgres` (the
+/// server's backends on this machine), from /proc; `None` off Linux.
+fn cpu_seconds() -> Option<(f64, f64)> {
+    fn ticks(stat: &str) -> Option<u64> {
+        // Fields after the parenthesised command name: utime and stime are 12th and 13th.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    }
+    const HZ: f64 = 100.0;
+    let own = ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    let mut server = 0;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let dir = entry.path();
+        if std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "postgres") {
+            server += std::fs::read_to_string(dir.join("stat"))
+                .ok()
+                .and_then(|s| ticks(&s))
+                .unwrap_or(0);
+        }
+    }
+    Some((own as f64 / HZ, server as f64 / HZ))
+}
+
+async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> {
+    let built = build_trivial(env, provider, n).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let probe = Arc::new(Layered(Probe::new(
         built.provider.clone(),
@@ -64,6 +107,7 @@ async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
         Some(tx),
     )));
     let stats = probe.stats.clone();
+    let work_before = common::db_work(env, &built.schema).await?;
     let client = Arc::new(Client::new(probe.clone()));
     let (activities, orchestrations) = registries();
     let rt = Runtime::start_with_options(
@@ -81,16 +125,46 @@ async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
     let t0 = stats.now_ms();
     let driver = ClosedLoop::spawn(client, "t".into(), IN_FLIGHT, rx);
     let started = Instant::now();
-    tokio::time::sleep(c.warmup + c.window).await;
+    tokio::time::sleep(c.warmup).await;
+    let cpu_from = cpu_seconds();
+    tokio::time::sleep(c.window).await;
+    let cpu_to = cpu_seconds();
     let end = stats.now_ms();
     driver.stop();
     let from = t0 + c.warmup.as_millis() as u32;
     let done = stats.completions_between(from, end);
     let secs = (end - from) as f64 / 1000.0;
+    // CPU per orchestration over the measured window (the server's backends die with
+    // their connections, so a pool that shrank mid-window under-counts the server).
+    let cpu = match (cpu_from, cpu_to) {
+        (Some((a, b)), Some((c2, d))) if done > 0 => json!({
+            "bench_process_ms": round2((c2 - a) * 1000.0 / done as f64),
+            "postgres_ms": round2((d - b) * 1000.0 / done as f64),
+            "machine_busy_fraction": round2(((c2 - a) + (d - b)) / secs / num_cpus()),
+        }),
+        _ => Value::Null,
+    };
     let elapsed = started.elapsed();
     rt.shutdown(Some(env.shutdown_grace_ms())).await;
     let cn = &stats.counters;
     let total = cn.completed.load(Ordering::Relaxed);
+    let per_orchestration = match &built.steadfast {
+        Some(p) => {
+            // Closed connections have reported their counters; give the server a moment.
+            p.close().await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let after = common::db_work(env, &built.schema).await?;
+            let per = |a: i64, b: i64| round2((a - b) as f64 / total.max(1) as f64);
+            json!({
+                "transactions": per(after.transactions, work_before.transactions),
+                "rows_written": per(after.rows_written, work_before.rows_written),
+                "completed": total,
+                "note": "whole run (warm-up included) over orchestrations completed; the instances still in flight at the end add their partial cost; transactions are the whole database's",
+            })
+        }
+        // duroxide-pg's pool cannot be closed from here, so its counters may be unreported.
+        None => Value::Null,
+    };
     let v = json!({
         "dispatchers": n,
         "orchestrations": done,
@@ -100,6 +174,8 @@ async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
         "ack_rejections": cn.ack_rejected.load(Ordering::Relaxed),
         "start_errors": driver.start_errors.load(Ordering::Relaxed),
         "run_s": round2(elapsed.as_secs_f64()),
+        "database_work_per_orchestration": per_orchestration,
+        "cpu_per_orchestration": cpu,
         "worker_fetch_found": cn.worker_fetch_found.load(Ordering::Relaxed),
         "worker_fetch_empty": cn.worker_fetch_empty.load(Ordering::Relaxed),
         // Long polling: a fetch's wall time includes waiting for work, so only the count
@@ -108,7 +184,7 @@ async fn trivial(env: &Env, kind: Kind, n: usize, c: &Cfg) -> Result<Value> {
     });
     common::teardown(env, built).await;
     if total == 0 {
-        anyhow::bail!("{} x{n}: no orchestration completed", kind.name());
+        anyhow::bail!("{provider} x{n}: no orchestration completed");
     }
     Ok(v)
 }
@@ -158,19 +234,33 @@ pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
             let mut rows = Vec::new();
             for &n in &c.dispatchers {
                 let v = if workload == "trivial" {
-                    trivial(env, kind, n, &c).await?
+                    trivial(env, kind.name(), n, &c).await?
                 } else {
                     stress(env, kind, n, &c).await?
                 };
                 progress(&format!(
-                    "throughput {workload} ({label}) {} x{n}: {} orch/s, {} activities/s",
+                    "throughput {workload} ({label}) {} x{n}: {} orch/s, {} activities/s, per orchestration {}",
                     kind.name(),
                     v["orchestrations_per_s"],
-                    v["activities_per_s"]
+                    v["activities_per_s"],
+                    v.get("database_work_per_orchestration")
+                        .unwrap_or(&Value::Null)
                 ));
                 rows.push(v);
             }
             per.insert(kind.name().into(), Value::Array(rows));
+        }
+        if workload == "trivial" {
+            let mut rows = Vec::new();
+            for &n in &c.dispatchers {
+                let v = trivial(env, FLOOR, n, &c).await?;
+                progress(&format!(
+                    "throughput trivial floor ({FLOOR}) x{n}: {} orch/s, cpu per orchestration {}",
+                    v["orchestrations_per_s"], v["cpu_per_orchestration"]
+                ));
+                rows.push(v);
+            }
+            per.insert(FLOOR.into(), Value::Array(rows));
         }
         // steadfast / duroxide-pg at each dispatcher count.
         let mut ratios = Vec::new();
@@ -225,4 +315,8 @@ pub fn versus_ceiling(throughput: &Value, ceiling: &Value) -> Value {
         }
     }
     Value::Object(v)
+}
+
+fn num_cpus() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
 }
