@@ -133,12 +133,32 @@ pub(crate) fn diagnostic_raised(event: &'static str, queue: QueueKind) {
     metrics::counter!(DIAGNOSTICS, "event" => event, "queue" => queue.as_str()).increment(1);
 }
 
+/// Queue gauges read less than this long ago are not read again.
+pub const GAUGES_MIN_AGE: Duration = Duration::from_secs(1);
+
+/// When the queue gauges were last read; its lock lets one read run at a time.
+#[derive(Default)]
+pub(crate) struct GaugeRefresh(tokio::sync::Mutex<Option<std::time::Instant>>);
+
 impl PostgresProvider {
     /// Read the queue gauges ([`QUEUE_MESSAGES`], [`QUEUE_OLDEST_READY_AGE`],
     /// [`DEAD_LETTERS`]) from the database and set them. The same two statements as
     /// `steadfast doctor`'s queue and dead-letter sections; they count every queued message
-    /// and dead letter, so they suit a scrape every few seconds, not a loop.
+    /// and dead letter. So one read runs at a time (concurrent callers wait for it and
+    /// share it), and gauges read less than [`GAUGES_MIN_AGE`] ago are left as they are:
+    /// scrapes, however many and however often, cost the database at most two statements
+    /// a second.
     pub async fn refresh_metric_gauges(&self) -> Result<(), ProviderError> {
+        let mut last = self.gauge_refresh.0.lock().await;
+        if last.is_some_and(|at| at.elapsed() < GAUGES_MIN_AGE) {
+            return Ok(());
+        }
+        self.read_metric_gauges().await?;
+        *last = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    async fn read_metric_gauges(&self) -> Result<(), ProviderError> {
         const OP: &str = "refresh_metric_gauges";
         let get = |e| db_error(OP, e);
         let queues = self

@@ -54,6 +54,7 @@ pub struct PostgresProvider {
     pub(crate) fetch_gate: FetchGate,
     /// Long-poll wake-ups (None in session-free mode).
     wakes: Option<Wakes>,
+    pub(crate) gauge_refresh: crate::metrics::GaugeRefresh,
 }
 
 impl PostgresProvider {
@@ -172,6 +173,7 @@ impl PostgresProvider {
             leases: LeaseBook::default(),
             fetch_gate: FetchGate::default(),
             wakes,
+            gauge_refresh: Default::default(),
         })
     }
 
