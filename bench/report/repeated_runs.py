@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of the repeated runs (throughput runs 7, 8 and 9, backlog run 6) for docs/benchmarks.md.
+"""Tables of the repeated runs (throughput runs 7 to 10, backlog run 6) for docs/benchmarks.md.
 
 Usage:
     python3 bench/report/repeated_runs.py                            # print the tables
@@ -8,27 +8,32 @@ Usage:
 With --write, the text between the lines `<!-- repeated-runs:begin -->` and
 `<!-- repeated-runs:end -->` of the given file is replaced; nothing else in it changes.
 
-Reads bench/results/run-7-wake-*.json, bench/results/run-8-wake-steadfast-only-*.json and
-bench/results/run-9-ping-worker-*.json (written by steadfast-bench --scenario throughput) and
-bench/results/run-6-backlog-rep*.json (--scenario backlog). Per dispatcher count it gives, for
-each group of repetitions, the minimum, median and maximum orchestrations/s, and, where
-duroxide-pg ran in the same invocation, the median (min-max) of the per-run steadfast /
-duroxide-pg ratios as the bench recorded them. A median of two runs is their mean.
+Reads bench/results/run-7-wake-*.json, bench/results/run-8-wake-steadfast-only-*.json,
+bench/results/run-9-ping-worker-*.json and bench/results/run-10-pin-*.json (written by
+steadfast-bench --scenario throughput) and bench/results/run-6-backlog-rep*.json (--scenario
+backlog). Per dispatcher count it gives, for each group of repetitions, the minimum, median and
+maximum orchestrations/s, and, where duroxide-pg ran in the same invocation, the median
+(min-max) of the per-run steadfast / duroxide-pg ratios as the bench recorded them. A median of two runs is their mean, of four the
+mean of the middle two.
 
-For run 9, whose files also record them, it adds per build the CPU per orchestration over the
-measured window (the bench process's and the `postgres` processes' milliseconds, and the machine's
-busy fraction) of steadfast and duroxide-pg, steadfast's database work per orchestration
-(transactions, rows written), and the runtime's floor: duroxide on its in-memory SQLite
-provider, same trivial workload, taken over all six files since it does not depend on the
-build.
+For runs 9 and 10, whose files also record them, it adds per build the CPU per orchestration
+over the measured window (the bench process's and the `postgres` processes' milliseconds, and
+the machine's busy fraction) of steadfast and, in run 9, duroxide-pg, steadfast's database work
+per orchestration (transactions, rows written), and the runtime's floor: duroxide on its
+in-memory SQLite provider, same trivial workload, taken over all files of the run since it does
+not depend on the build.
 
 The build each group ran is not in the JSON: `machine.git_commit` records the HEAD of the
 checkout the binary was started from, not the commit it was built from (runs 7 and 8 used
-binaries copied to /tmp, run 9 binaries copied to /work/benchbin). The build commits below are those bench/analysis.md and the commit messages
+binaries copied to /tmp, runs 9 and 10 binaries copied to /work/benchbin). The build commits below are those bench/analysis.md and the commit messages
 of 342de08 and 51221a4 give for runs 7 and 8; for run 9, before = af9be4d (worker claim as
 BEGIN/UPDATE/COMMIT, sqlx pings every pooled connection before each statement) and after =
 dfa12d0 (worker claim as one autocommit statement with give-back, connections pinged only when
-idle 10 s or more), as bench/analysis.md gives. Python 3 standard library only.
+idle 10 s or more), as bench/analysis.md gives. Run 10 (steadfast alone) compares after =
+dfa12d0 (run 9's after build) with pin = df79d33 (dfa12d0 plus c6fe502, an empty claim returns
+the next visible time itself, and df79d33, migration 0004: the claim's version filter reads the
+pin from the lease row), binaries /work/benchbin/after and /work/benchbin/pin as the files'
+`command` records. Python 3 standard library only.
 """
 
 import argparse
@@ -53,6 +58,8 @@ GROUPS = [
     ("8", "after", "0ba3f08", "run-8-wake-steadfast-only-after-rep*.json"),
     ("9", "before", "af9be4d", "run-9-ping-worker-before-rep*.json"),
     ("9", "after", "dfa12d0", "run-9-ping-worker-after-rep*.json"),
+    ("10", "after", "dfa12d0", "run-10-pin-after-rep*.json"),
+    ("10", "pin", "df79d33", "run-10-pin-pin-rep*.json"),
 ]
 FLOOR = "duroxide-sqlite-memory"
 WORKLOADS = ["trivial", "stress"]
@@ -173,12 +180,14 @@ def cpu_total(files, provider, n):
 
 
 def cost(groups, run, label):
-    """Run 9, one build: CPU and database work per trivial orchestration."""
+    """Runs 9 and 10, one build: CPU and database work per trivial orchestration (duroxide-pg's
+    CPU too where it ran: run 9)."""
     files = group(groups, run, label)
     cpu, work = "cpu_per_orchestration", "database_work_per_orchestration"
+    peer = any(trivial_rows(d, "duroxide-pg") for _, d in files)
     rows = []
     for n in sorted(trivial_rows(files[0][1], "steadfast")):
-        rows.append([
+        row = [
             n,
             spread(field(files, "steadfast", n, cpu, "bench_process_ms"), 1),
             spread(field(files, "steadfast", n, cpu, "postgres_ms"), 1),
@@ -186,22 +195,26 @@ def cost(groups, run, label):
             spread(field(files, "steadfast", n, cpu, "machine_busy_fraction"), 2),
             spread(field(files, "steadfast", n, work, "transactions"), 1),
             spread(field(files, "steadfast", n, work, "rows_written"), 1),
-            spread(field(files, "duroxide-pg", n, cpu, "bench_process_ms"), 1),
-            spread(field(files, "duroxide-pg", n, cpu, "postgres_ms"), 1),
-            spread(field(files, "duroxide-pg", n, cpu, "machine_busy_fraction"), 2),
-        ])
-    return table(
-        ["dispatchers", "steadfast: bench process ms", "steadfast: postgres ms",
-         "steadfast: total ms", "steadfast: busy fraction", "steadfast: transactions",
-         "steadfast: rows written", "duroxide-pg: bench process ms", "duroxide-pg: postgres ms",
-         "duroxide-pg: busy fraction"],
-        rows,
-    )
+        ]
+        if peer:
+            row += [
+                spread(field(files, "duroxide-pg", n, cpu, "bench_process_ms"), 1),
+                spread(field(files, "duroxide-pg", n, cpu, "postgres_ms"), 1),
+                spread(field(files, "duroxide-pg", n, cpu, "machine_busy_fraction"), 2),
+            ]
+        rows.append(row)
+    header = ["dispatchers", "steadfast: bench process ms", "steadfast: postgres ms",
+              "steadfast: total ms", "steadfast: busy fraction", "steadfast: transactions",
+              "steadfast: rows written"]
+    if peer:
+        header += ["duroxide-pg: bench process ms", "duroxide-pg: postgres ms",
+                   "duroxide-pg: busy fraction"]
+    return table(header, rows)
 
 
 def floor(groups, run):
-    """Run 9: duroxide on its in-memory SQLite provider, over the files of both builds."""
-    files = group(groups, run, "before") + group(groups, run, "after")
+    """Runs 9 and 10: duroxide on its in-memory SQLite provider, over the files of both builds."""
+    files = [f for g, fs in groups if g[0] == run for f in fs]
     cpu = "cpu_per_orchestration"
     rows = []
     for n in sorted(trivial_rows(files[0][1], FLOOR)):
@@ -220,19 +233,30 @@ def floor(groups, run):
     )
 
 
-def run8(groups, workload):
-    before, after = group(groups, "8", "before"), group(groups, "8", "after")
-    ds = sorted(rates(before[0][1], workload, "steadfast"))
+def build(run, label):
+    """The build commit of one group, as GROUPS gives it."""
+    return next(g[2] for g in GROUPS if g[0] == run and g[1] == label)
+
+
+def alone(groups, run, first, second, workload):
+    """Runs 8 and 10: steadfast alone in each invocation, two builds."""
+    a_files, b_files = group(groups, run, first), group(groups, run, second)
+    ds = sorted(rates(a_files[0][1], workload, "steadfast"))
     rows = []
     for n in ds:
-        b = [rates(d, workload, "steadfast")[n] for _, d in before]
-        a = [rates(d, workload, "steadfast")[n] for _, d in after]
-        change = round((statistics.median(a) / statistics.median(b) - 1) * 100)
-        rows.append([n, spread(b), spread(a), f"{change:+d} %" if change else "0 %"])
+        a = [rates(d, workload, "steadfast")[n] for _, d in a_files]
+        b = [rates(d, workload, "steadfast")[n] for _, d in b_files]
+        change = round((statistics.median(b) / statistics.median(a) - 1) * 100)
+        rows.append([n, spread(a), spread(b), f"{change:+d} %" if change else "0 %"])
     return table(
-        ["dispatchers", "before (215d126)", "after (0ba3f08)", "after / before − 1 (medians)"],
+        ["dispatchers", f"{first} ({build(run, first)})", f"{second} ({build(run, second)})",
+         f"{second} / {first} − 1 (medians)"],
         rows,
     )
+
+
+def run8(groups, workload):
+    return alone(groups, "8", "before", "after", workload)
 
 
 def run6():
@@ -264,6 +288,8 @@ def render():
     n8 = len(group(groups, "8", "before")), len(group(groups, "8", "after"))
     n9 = len(group(groups, "9", "before")), len(group(groups, "9", "after"))
     nf, floor9 = floor(groups, "9")
+    n10 = len(group(groups, "10", "after")), len(group(groups, "10", "pin"))
+    nf10, floor10 = floor(groups, "10")
     parts = [
         "_Tables generated by `python3 bench/report/repeated_runs.py --write docs/benchmarks.md` "
         "from the JSON files named below._",
@@ -319,6 +345,30 @@ def render():
         f"all {nf} files, since it does not depend on the build; its CPU includes SQLite's)",
         "",
         floor9,
+        "",
+        f"**Run 10, trivial** (steadfast alone; after dfa12d0, pin df79d33; orchestrations/s, "
+        f"median [min–max] of {n10[0]} runs after and {n10[1]} pin; the median of four runs is "
+        "the mean of the middle two; no duroxide-pg in this run, so no ratios)",
+        "",
+        alone(groups, "10", "after", "pin", "trivial"),
+        "",
+        "**Run 10, stress** (same layout)",
+        "",
+        alone(groups, "10", "after", "pin", "stress"),
+        "",
+        f"**Run 10, cost per trivial orchestration, after (dfa12d0)** (layout of run 9's, "
+        f"steadfast only, {n10[0]} runs)",
+        "",
+        cost(groups, "10", "after"),
+        "",
+        f"**Run 10, cost per trivial orchestration, pin (df79d33)** (same layout, {n10[1]} runs)",
+        "",
+        cost(groups, "10", "pin"),
+        "",
+        f"**Run 10, the runtime's floor** (`{FLOOR}`, as in run 9; median [min–max] over all "
+        f"{nf10} files of run 10)",
+        "",
+        floor10,
         "",
         "**Run 6, backlog** (`run-6-backlog-rep{1,2,3}.json`, build bbed0df, 32 + 32 dispatchers; "
         f"median [min–max] of {run6()[0]} runs; claims = fetches that returned an item)",
