@@ -47,19 +47,6 @@ BEGIN
     SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
         updated_at = clock_timestamp()
     WHERE i.instance_id = p_instance;
-    -- The claim's version filter reads the current execution's pin from the lease row
-    -- (migration 0004); written only when it changed (a first turn, a new execution).
-    UPDATE __SCHEMA__.instance_leases AS l
-    SET pinned_major = e.pinned_major,
-        pinned_minor = e.pinned_minor,
-        pinned_patch = e.pinned_patch
-    FROM __SCHEMA__.instances AS i
-    JOIN __SCHEMA__.executions AS e
-      ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-    WHERE i.instance_id = p_instance
-      AND l.instance_id = p_instance
-      AND (l.pinned_major, l.pinned_minor, l.pinned_patch)
-          IS DISTINCT FROM (e.pinned_major, e.pinned_minor, e.pinned_patch);
     IF cardinality(p_event_ids) > 0 THEN
         PERFORM __SCHEMA__.append_history(p_instance, p_execution, p_event_ids,
                                           p_event_types, p_event_texts);

@@ -33,15 +33,10 @@ const MIGRATIONS: &[Migration] = &[
         name: "instances_by_creation",
         sql: include_str!("../migrations/0003_instances_by_creation.sql"),
     },
-    Migration {
-        version: 4,
-        name: "pin_on_lease",
-        sql: include_str!("../migrations/0004_pin_on_lease.sql"),
-    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The checksum that pre-release builds recorded for their migration 1 (`0001_initial`,
 /// before migrations 0001-0009 were folded into the baseline): such a schema cannot be

@@ -1,7 +1,6 @@
 //! The claim's version filter (duroxide's `DispatcherCapabilityFilter`): an instance whose
-//! current execution is pinned outside a dispatcher's range is never handed to it. The
-//! claim reads the pin from the lease row (migration 0004), so every turn that pins an
-//! execution must carry the pin there; without that, the filter passed every instance.
+//! current execution is pinned outside a dispatcher's range is never handed to it, and is
+//! to a dispatcher whose range holds the pin.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
