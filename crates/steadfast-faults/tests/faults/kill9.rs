@@ -7,7 +7,7 @@ use std::time::Duration;
 use steadfast_faults::workload::Kind;
 use tokio::time::Instant;
 
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::support::fleet::{Fleet, WORKER_APPLICATION_PREFIX, Window};
 use crate::support::scenario::Scenario;
@@ -69,35 +69,18 @@ async fn kill_9_between_claim_commit_and_hand_out() {
     }
     let killer = ClaimKiller::new(&url, &schema).await;
 
-    let unregistered = s.start(&[Kind::Unregistered], 1).await.remove(0);
-    let attempts = sql(include_str!("../sql/instance_attempt_count.sql"), &schema);
-    wait_until(
-        "the unregistered instance's last attempt below the ceiling",
-        Duration::from_secs(60),
-        || async {
-            let n: i64 = sqlx::query_scalar(&attempts)
-                .bind(&unregistered)
-                .fetch_one(&killer.pool)
-                .await
-                .unwrap();
-            n >= i64::from(s.max_attempts)
-        },
-    )
-    .await;
     // Its next claim hands out attempt max_attempts + 1; nothing else is in flight.
-    let lost = killer.lose_claims(&mut fleet, "ceiling round").await;
+    let (unregistered, held) = killer.hold_before_last_allowed_claim(&mut s).await;
+    let lost = killer
+        .lose_held_claims(held, &mut fleet, "ceiling round")
+        .await;
     assert_eq!(
         lost,
         std::slice::from_ref(&unregistered),
         "the claim lost in the ceiling round"
     );
-    let last: i64 = sqlx::query_scalar(&attempts)
-        .bind(&unregistered)
-        .fetch_one(&killer.pool)
-        .await
-        .unwrap();
     assert_eq!(
-        last,
+        killer.attempts_of(&unregistered).await,
         i64::from(s.max_attempts) + 1,
         "attempt of the lost claim"
     );
@@ -122,11 +105,19 @@ async fn kill_9_between_claim_commit_and_hand_out() {
     );
 }
 
+/// How many `Unregistered` instances the ceiling round may go through before the lock is
+/// taken between an instance's last two allowed claims (see
+/// [`ClaimKiller::hold_before_last_allowed_claim`]).
+const CEILING_TRIES: usize = 12;
+
 /// Kills a worker while its orchestration claims are inside their statement, so that they
 /// commit for a dead process. The test holds `kv_store`, which a claim reads inside its
 /// one statement after counting the attempt; once some worker's claims wait on it, that
 /// worker is killed, then the lock is released. PostgreSQL does not notice the client is
 /// gone until it sends the reply, so the claim statement finishes and commits.
+///
+/// While the lock is held no orchestration claim commits: each one waits, and the
+/// workers' 2 s `lock_timeout` rolls back any the test leaves waiting, attempt and all.
 struct ClaimKiller {
     pool: PgPool,
     schema: String,
@@ -134,6 +125,7 @@ struct ClaimKiller {
     waiting: String,
     alive: String,
     written_by: String,
+    attempts: String,
 }
 
 impl ClaimKiller {
@@ -145,17 +137,77 @@ impl ClaimKiller {
             waiting: sql(include_str!("../sql/claims_waiting_on_lock.sql"), schema),
             alive: sql(include_str!("../sql/backends_alive.sql"), schema),
             written_by: sql(include_str!("../sql/leases_written_by.sql"), schema),
+            attempts: sql(include_str!("../sql/instance_attempt_count.sql"), schema),
         }
+    }
+
+    /// The highest attempt count of `instance`'s queued messages (0 when none is queued).
+    async fn attempts_of(&self, instance: &str) -> i64 {
+        sqlx::query_scalar(&self.attempts)
+            .bind(instance)
+            .fetch_one(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    /// Start an `Unregistered` instance and take the lock once its attempt
+    /// `max_attempts` has been handed out, before attempt `max_attempts + 1` commits; returns
+    /// the instance and the transaction holding the lock. The runtime's backoff before that
+    /// claim is short (200 ms in the fault workers), so a slow check can miss it: the count
+    /// is read again under the lock, and on a miss the lock is released and a fresh
+    /// instance tried.
+    async fn hold_before_last_allowed_claim(
+        &self,
+        s: &mut Scenario,
+    ) -> (String, Transaction<'static, Postgres>) {
+        let ceiling = i64::from(s.max_attempts);
+        for _ in 0..CEILING_TRIES {
+            let instance = s.start(&[Kind::Unregistered], 1).await.remove(0);
+            wait_until(
+                "the unregistered instance's last attempt below the ceiling",
+                Duration::from_secs(60),
+                || async { self.attempts_of(&instance).await >= ceiling },
+            )
+            .await;
+            let held = self.hold().await;
+            // No claim commits while the lock is held: this count stays until it is released.
+            let now = self.attempts_of(&instance).await;
+            if now == ceiling {
+                return (instance, held);
+            }
+            println!("ceiling round: {instance} was at attempt {now} once locked; another");
+            held.rollback().await.unwrap();
+        }
+        panic!(
+            "ceiling round: {CEILING_TRIES} instances passed their last allowed claim before the lock"
+        );
+    }
+
+    /// Block every orchestration claim at its `kv_store` read.
+    async fn hold(&self) -> Transaction<'static, Postgres> {
+        let mut tx = self.pool.begin().await.unwrap();
+        sqlx::query(&self.lock).execute(&mut *tx).await.unwrap();
+        tx
     }
 
     /// Lose the next claims of one worker, replace it, and return the instances whose
     /// claims committed for it (from the lease rows its transactions wrote).
     async fn lose_claims(&self, fleet: &mut Fleet, round: &str) -> Vec<String> {
-        let mut tx = self.pool.begin().await.unwrap();
-        sqlx::query(&self.lock).execute(&mut *tx).await.unwrap();
-        // Claims arrive within milliseconds; act well inside the listen workers' 2 s
-        // lock_timeout, which would roll such a claim back.
-        let deadline = Instant::now() + Duration::from_millis(1_500);
+        let held = self.hold().await;
+        self.lose_held_claims(held, fleet, round).await
+    }
+
+    /// [`lose_claims`](Self::lose_claims) with the lock already held by `tx`.
+    async fn lose_held_claims(
+        &self,
+        tx: Transaction<'static, Postgres>,
+        fleet: &mut Fleet,
+        round: &str,
+    ) -> Vec<String> {
+        // The first claim to wait is found within milliseconds of its arrival, well inside
+        // the workers' 2 s lock_timeout, which would roll it back; so its arrival may take
+        // longer than that (a runtime backoff, a long poll's recheck on a loaded machine).
+        let deadline = Instant::now() + Duration::from_secs(10);
         let blocked = loop {
             let rows: Vec<(i32, String, String)> = sqlx::query_as(&self.waiting)
                 .bind(WORKER_APPLICATION_PREFIX)
