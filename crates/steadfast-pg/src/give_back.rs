@@ -3,8 +3,8 @@
 //! A fetch can be cancelled after its claim committed: the runtime drops in-flight
 //! fetches when it shuts down, and a caller may wrap a fetch in a timeout. The claim
 //! statement runs on its own task (see `fetch_one_detached`), so it finishes anyway, and
-//! without this the instance would stay leased to nobody until the lease ran out, with
-//! one attempt counted against a turn that never ran. Each claim is therefore armed with
+//! without this the instance (or work item) would stay leased to nobody until the lease
+//! ran out, with one attempt counted against a turn that never ran. Each claim is therefore armed with
 //! a [`ClaimGuard`] until the item is handed to the runtime (or settled); a guard dropped
 //! while armed gives the claim back on a task of the provider's `in_flight` tracker,
 //! which `close()` waits for before it closes the pool.

@@ -2,6 +2,7 @@
 //! wake-up signal. Trait methods live in the modules named after what they do.
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgPoolOptions};
@@ -25,6 +26,9 @@ use crate::queries::Queries;
 use crate::schema::SchemaName;
 use crate::wake::{Enqueued, Wakes};
 
+/// Connections idle at least this long are pinged before use (see `connect_with_options`).
+const PING_IDLE_AFTER: Duration = Duration::from_secs(10);
+
 /// A duroxide [`Provider`](duroxide::providers::Provider) and
 /// [`ProviderAdmin`](duroxide::providers::ProviderAdmin) on PostgreSQL whose claims never
 /// block, whose leases start at the claim by the database clock, and whose poison
@@ -36,7 +40,10 @@ pub struct PostgresProvider {
     pub(crate) schema: SchemaName,
     pub(crate) options: ProviderOptions,
     pub(crate) diagnostics: DiagnosticSink,
+    /// Give back orchestrator claims (`give_back`) and worker claims (`worker_give_back`)
+    /// that nobody received.
     pub(crate) give_back: GiveBack,
+    pub(crate) worker_give_back: GiveBack,
     /// Detached claim statements and give-backs: `close()` waits for them.
     pub(crate) in_flight: TaskTracker,
     pub(crate) orphan_sweep: OrphanSweep,
@@ -104,6 +111,19 @@ impl PostgresProvider {
         // Keep two connections open: opening one (TLS negotiation included) costs ~100 ms
         // here, which would otherwise land inside the first claims after start-up.
         let pool = PgPoolOptions::new()
+            // sqlx pings every connection before handing it out: one more round trip per
+            // statement. A connection the server dropped fails its next statement instead,
+            // which every caller already handles as a retryable error; only connections
+            // idle long enough for a firewall or pooler to have cut them are pinged.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_IDLE_AFTER {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .min_connections(2)
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
@@ -135,17 +155,16 @@ impl PostgresProvider {
         a.map_err(connect_error)?;
         b.map_err(connect_error)?;
         let in_flight = TaskTracker::new();
-        let give_back = GiveBack::new(
-            pool.clone(),
-            &q.orch_claim_give_back,
-            session_free,
-            in_flight.clone(),
-        );
+        let give_back_with =
+            |sql: &str| GiveBack::new(pool.clone(), sql, session_free, in_flight.clone());
+        let give_back = give_back_with(&q.orch_claim_give_back);
+        let worker_give_back = give_back_with(&q.worker_give_back);
         Ok(Self {
             in_flight,
             q,
             admin_q: AdminQueries::render(&schema),
             give_back,
+            worker_give_back,
             pool,
             schema,
             options,

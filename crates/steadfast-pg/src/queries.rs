@@ -50,6 +50,8 @@ named_queries!(pub(crate) struct Queries {
     worker_enqueue,
     worker_next_visible,
     worker_claim,
+    worker_give_back,
+    worker_lock_by_token,
     session_claim,
     worker_ack,
     worker_identity_by_token,

@@ -1,16 +1,20 @@
-//! The worker (activity) queue and sessions. Claims are single `UPDATE … WHERE id =
-//! (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1)` statements: strict FIFO among eligible
+//! The worker (activity) queue and sessions. Claims are single autocommit `UPDATE … WHERE
+//! id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1)` statements: strict FIFO among eligible
 //! items, no waiting on rows other transactions hold, leases from `clock_timestamp()`.
+//! What cannot be handed out (undecodable, over the attempt ceiling) is settled afterwards
+//! in a transaction holding the claimed row; a claim nobody receives is given back.
 
 use std::time::{Duration, Instant};
 
 use duroxide::providers::{ProviderError, SessionFetchConfig, TagFilter, WorkItem};
 use duroxide::{ErrorDetails, PoisonMessageType};
 use rand::Rng;
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::{Arguments, Postgres, Row, Transaction};
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
+use crate::give_back::ClaimGuard;
 use crate::orchestration::millis;
 use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
@@ -155,7 +159,6 @@ impl PostgresProvider {
         (tag_mode, tags): &(i32, Vec<String>),
     ) -> Result<ClaimOutcome<FetchedWork>, ProviderError> {
         let claim = &self.options.claim;
-        let backoff = &claim.redelivery_backoff;
         let started = Instant::now();
         let mut tries = 0u32;
         loop {
@@ -178,26 +181,11 @@ impl PostgresProvider {
                 return Ok(ClaimOutcome::Exhausted);
             }
             tries += 1;
-            let mut tx = self.begin(FETCH).await?;
             let token = new_worker_token();
-            let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
-            let row = self
-                .query(&self.q.worker_claim)
-                .bind(&token)
-                .bind(millis(crate::deadline::first_lease(
-                    lock_timeout,
-                    claim.max_activity_duration,
-                )))
-                .bind(jitter as f32)
-                .bind(millis(backoff.base))
-                .bind(millis(backoff.cap))
-                .bind(*tag_mode)
-                .bind(tags)
-                .bind(session.map(|s| s.owner_id.as_str()))
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(|e| db_error(FETCH, e))?;
-            let Some(row) = row else {
+            let Some((row, guard)) = self
+                .claim_work_once(&token, lock_timeout, session, tag_mode, tags)
+                .await?
+            else {
                 return Ok(ClaimOutcome::Empty);
             };
             let id: i64 = row.get(0);
@@ -207,17 +195,30 @@ impl PostgresProvider {
             let item = match serde_json::from_str::<WorkItem>(&text) {
                 Ok(item) => item,
                 Err(e) => {
-                    self.dead_letter_work(&mut tx, id, None, "undecodable", &e.to_string(), None)
+                    if let Some(mut tx) = self.hold_work(&token).await? {
+                        self.dead_letter_work(
+                            &mut tx,
+                            id,
+                            None,
+                            "undecodable",
+                            &e.to_string(),
+                            None,
+                        )
                         .await?;
-                    tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+                        tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+                    }
+                    guard.disarm();
                     continue;
                 }
             };
             if let Some(max_attempts) = claim.max_attempts
                 && attempt_count > max_attempts.saturating_add(1)
             {
-                self.enforce_worker_ceiling(tx, id, &item, &text, max_attempts)
-                    .await?;
+                if let Some(tx) = self.hold_work(&token).await? {
+                    self.enforce_worker_ceiling(tx, id, &item, &text, max_attempts)
+                        .await?;
+                }
+                guard.disarm();
                 continue;
             }
             if let (Some(sid), Some(config)) = (&session_id, session) {
@@ -226,17 +227,74 @@ impl PostgresProvider {
                     .bind(sid)
                     .bind(&config.owner_id)
                     .bind(millis(config.lock_timeout))
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(|e| db_error(FETCH, e))?;
+                    .fetch_optional_on(self, FETCH)
+                    .await?;
                 if claimed.is_none() {
-                    // Another owner won the session between our read and our claim.
+                    // Another owner won the session between our claim and this one: the
+                    // guard, dropped here, gives the item back.
                     continue;
                 }
             }
-            tx.commit().await.map_err(|e| db_error(FETCH, e))?;
+            guard.disarm();
             return Ok(ClaimOutcome::Claimed((item, token, attempt_count)));
         }
+    }
+
+    /// One autocommit claim statement, run on its own task and armed with a give-back as
+    /// soon as it returns a row (see `give_back`): a fetch cancelled while the statement
+    /// runs leaves no item leased to nobody.
+    async fn claim_work_once(
+        &self,
+        token: &str,
+        lock_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_mode: &i32,
+        tags: &[String],
+    ) -> Result<Option<(PgRow, ClaimGuard)>, ProviderError> {
+        let claim = &self.options.claim;
+        let backoff = &claim.redelivery_backoff;
+        let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
+        let mut args = PgArguments::default();
+        let bound = (|| {
+            args.add(token)?;
+            args.add(millis(crate::deadline::first_lease(
+                lock_timeout,
+                claim.max_activity_duration,
+            )))?;
+            args.add(jitter as f32)?;
+            args.add(millis(backoff.base))?;
+            args.add(millis(backoff.cap))?;
+            args.add(*tag_mode)?;
+            args.add(tags)?;
+            args.add(session.map(|s| s.owner_id.as_str()))
+        })();
+        bound.map_err(|e| {
+            ProviderError::permanent(FETCH, format!("binding claim arguments: {e}"))
+        })?;
+        let give_back = self.worker_give_back.clone();
+        let armed = token.to_string();
+        let (row, guard) = self
+            .fetch_optional_detached(FETCH, &self.q.worker_claim, args, move |row| {
+                row.map(|_| give_back.arm(armed))
+            })
+            .await?;
+        Ok(row.zip(guard))
+    }
+
+    /// A transaction holding the row of a work item this fetch just claimed; `None` when
+    /// the item is gone (its activity was cancelled meanwhile).
+    async fn hold_work(
+        &self,
+        token: &str,
+    ) -> Result<Option<Transaction<'static, Postgres>>, ProviderError> {
+        let mut tx = self.begin(FETCH).await?;
+        let held = self
+            .query(&self.q.worker_lock_by_token)
+            .bind(token)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(FETCH, e))?;
+        Ok(held.map(|_| tx))
     }
 
     async fn dead_letter_work(

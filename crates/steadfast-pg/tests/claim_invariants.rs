@@ -234,7 +234,7 @@ async fn a_slow_claim_reply_is_handed_out_while_another_transaction_holds_its_le
             }
         });
         assert!(
-            waits_on_lock("restamp_holder", None).await,
+            common::waits_on_lock("restamp_holder", None).await,
             "the holder never queued behind the claim"
         );
         stall.commit().await.unwrap();
@@ -272,38 +272,7 @@ async fn stall_claims(h: &Harness) -> sqlx::Transaction<'static, sqlx::Postgres>
 }
 
 async fn claim_is_waiting_on_lock(h: &Harness) -> bool {
-    waits_on_lock("claim_orchestration", Some(h.sql("S.kv_store"))).await
-}
-
-/// Whether a backend whose query contains `marker` waits for a lock (on `relation`, if
-/// named) within 30 s.
-async fn waits_on_lock(marker: &str, relation: Option<String>) -> bool {
-    let admin = common::admin_pool().await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        let mut tx = admin.begin().await.unwrap();
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
-               AND pid <> pg_backend_pid()
-               AND ($2::text IS NULL
-                    OR EXISTS (SELECT 1 FROM pg_locks AS l
-                               WHERE l.pid = pg_stat_activity.pid AND NOT l.granted
-                                 AND l.relation = $2::regclass))",
-        )
-        .persistent(false)
-        .bind(marker)
-        .bind(relation.as_deref())
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
-        tx.commit().await.unwrap();
-        if waiting > 0 {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
+    common::waits_on_lock("claim_orchestration", Some(h.sql("S.kv_store"))).await
 }
 
 /// Start a fetch, let its claim stall inside the claim statement (after it took the lease

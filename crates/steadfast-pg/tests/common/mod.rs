@@ -5,7 +5,7 @@
 pub mod harness;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use duroxide::provider_validations::ProviderFactory;
 use duroxide::providers::Provider;
@@ -210,4 +210,53 @@ impl ProviderFactory for ValidationFactory {
         let provider = provider_with(self.options_for(&self.current_schema())).await;
         provider.max_attempt_count(instance).await.unwrap()
     }
+}
+
+/// Whether a backend whose query contains `marker` waits for a lock (on `relation`, if
+/// named) within 30 s.
+pub async fn waits_on_lock(marker: &str, relation: Option<String>) -> bool {
+    let admin = admin_pool().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let mut tx = admin.begin().await.unwrap();
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
+               AND pid <> pg_backend_pid()
+               AND ($2::text IS NULL
+                    OR EXISTS (SELECT 1 FROM pg_locks AS l
+                               WHERE l.pid = pg_stat_activity.pid AND NOT l.granted
+                                 AND l.relation = $2::regclass))",
+        )
+        .persistent(false)
+        .bind(marker)
+        .bind(relation.as_deref())
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        if waiting > 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Whether another backend is running a statement whose text contains `marker`.
+pub async fn statement_running(marker: &str) -> bool {
+    let admin = admin_pool().await;
+    let mut tx = admin.begin().await.unwrap();
+    let running: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+                        WHERE state = 'active' AND strpos(query, $1) > 0
+                          AND pid <> pg_backend_pid())",
+    )
+    .persistent(false)
+    .bind(marker)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    running
 }
