@@ -2,36 +2,49 @@
 -- transaction holds are passed over, never waited for. An expired lease is eligible only
 -- after its redelivery backoff. Session items are eligible when their session is unowned
 -- (or its lease expired) or owned by $8; with $8 NULL only non-session items are.
+-- Nothing claimed, one row with id NULL and, if $9, the milliseconds until the next
+-- delayed item becomes visible (NULL if none), so an empty long poll costs one statement.
 -- $1 token, $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
 -- $6 tag mode (0 untagged only, 1 listed tags, 2 untagged or listed, 3 any), $7 tags,
--- $8 session owner.
-UPDATE __SCHEMA__.worker_queue AS w
-SET lock_token = $1,
-    locked_at = clock_timestamp(),
-    locked_until = clock_timestamp() + $2::float8 * interval '1 millisecond',
-    attempt_count = w.attempt_count + 1,
-    backoff_jitter = $3
-WHERE w.id = (
-    SELECT q.id
-    FROM __SCHEMA__.worker_queue AS q
-    LEFT JOIN __SCHEMA__.sessions AS s
-           ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
-    WHERE q.visible_at <= clock_timestamp()
-      AND (q.lock_token IS NULL
-           OR q.locked_until
-              + LEAST($5::float8, $4::float8 * power(2, LEAST(GREATEST(q.attempt_count, 1) - 1, 62)))
-                * (1 + q.backoff_jitter) * interval '1 millisecond' <= clock_timestamp())
-      AND CASE $6::int
-              WHEN 0 THEN q.tag IS NULL
-              WHEN 1 THEN q.tag = ANY($7::text[])
-              WHEN 2 THEN q.tag IS NULL OR q.tag = ANY($7::text[])
-              ELSE true
-          END
-      AND (q.session_id IS NULL
-           OR ($8::text IS NOT NULL AND (s.session_id IS NULL OR s.worker_id = $8::text)))
-    ORDER BY q.visible_at, q.id
-    LIMIT 1
-    FOR UPDATE OF q SKIP LOCKED
+-- $8 session owner, $9 whether to read the next visible time.
+WITH claimed AS (
+    UPDATE __SCHEMA__.worker_queue AS w
+    SET lock_token = $1,
+        locked_at = clock_timestamp(),
+        locked_until = clock_timestamp() + $2::float8 * interval '1 millisecond',
+        attempt_count = w.attempt_count + 1,
+        backoff_jitter = $3
+    WHERE w.id = (
+        SELECT q.id
+        FROM __SCHEMA__.worker_queue AS q
+        LEFT JOIN __SCHEMA__.sessions AS s
+               ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
+        WHERE q.visible_at <= clock_timestamp()
+          AND (q.lock_token IS NULL
+               OR q.locked_until
+                  + LEAST($5::float8, $4::float8 * power(2, LEAST(GREATEST(q.attempt_count, 1) - 1, 62)))
+                    * (1 + q.backoff_jitter) * interval '1 millisecond' <= clock_timestamp())
+          AND CASE $6::int
+                  WHEN 0 THEN q.tag IS NULL
+                  WHEN 1 THEN q.tag = ANY($7::text[])
+                  WHEN 2 THEN q.tag IS NULL OR q.tag = ANY($7::text[])
+                  ELSE true
+              END
+          AND (q.session_id IS NULL
+               OR ($8::text IS NOT NULL AND (s.session_id IS NULL OR s.worker_id = $8::text)))
+        ORDER BY q.visible_at, q.id
+        LIMIT 1
+        FOR UPDATE OF q SKIP LOCKED
+    )
+    RETURNING w.id, w.work_item, w.attempt_count, w.session_id
 )
-RETURNING w.id, w.work_item, w.attempt_count, w.session_id, w.instance_id, w.execution_id,
-          w.activity_id
+SELECT id, work_item, attempt_count, session_id, NULL::float8 AS next_visible_ms
+FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL,
+       CASE WHEN $9::boolean THEN (
+           SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
+           FROM __SCHEMA__.worker_queue AS q
+           WHERE q.visible_at > clock_timestamp()
+       ) END
+WHERE NOT EXISTS (SELECT 1 FROM claimed)

@@ -228,7 +228,8 @@ fn claim_args(
             claim
                 .max_history_bytes
                 .map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
-        )
+        )?;
+        args.add(!provider.session_free())
     })();
     bound.map_err(|e| ProviderError::permanent(FETCH, format!("binding claim arguments: {e}")))?;
     Ok(args)
@@ -247,13 +248,9 @@ impl PostgresProvider {
         // Every lease this fetch stamps (claim, restamp, lease book): cut at the deadline.
         let lease =
             crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration);
-        self.poll(
-            FETCH,
-            QueueKind::Orchestrator,
-            poll_timeout,
-            &self.q.orch_next_visible,
-            || self.claim_orchestration(lease, bounds),
-        )
+        self.poll(QueueKind::Orchestrator, poll_timeout, || {
+            self.claim_orchestration(lease, bounds)
+        })
         .await
     }
 
@@ -331,7 +328,7 @@ impl PostgresProvider {
                 );
                 return Ok(None);
             }
-            _ => return Ok(Some(ClaimOutcome::Empty)),
+            _ => return Ok(Some(ClaimOutcome::Empty(row.get("next_visible_ms")))),
         };
         let settled = self.settle_claim(&row, sent, lease).await;
         // Handed out, or settled here (dead-lettered, abandoned, taken over): nothing to

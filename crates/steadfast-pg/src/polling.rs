@@ -17,7 +17,6 @@ use tokio::sync::Notify;
 use crate::diagnostics::QueueKind;
 
 use crate::provider::PostgresProvider;
-use crate::run::RunScalar;
 
 /// A gated fetch in session-free mode (no poll timeout) still waits this long, so that a
 /// dispatcher polling in a loop does not spin while the gate is closed.
@@ -25,21 +24,19 @@ const GATED_MIN_WAIT: Duration = Duration::from_millis(10);
 
 pub(crate) enum ClaimOutcome<T> {
     Claimed(T),
-    /// Nothing eligible right now.
-    Empty,
+    /// Nothing eligible right now, with the milliseconds until the queue's next delayed
+    /// work becomes visible, as the claim read it (None: nothing delayed, or not read
+    /// because this provider does not long-poll).
+    Empty(Option<f64>),
     /// Candidates existed but the bounded tries or time ran out: return at once.
     Exhausted,
 }
 
 impl PostgresProvider {
-    /// `next_visible_sql` returns the milliseconds until the queue's next delayed message
-    /// becomes visible (NULL if none).
     pub(crate) async fn poll<T, F, Fut>(
         &self,
-        operation: &str,
         queue: QueueKind,
         poll_timeout: Duration,
-        next_visible_sql: &str,
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -71,7 +68,7 @@ impl PostgresProvider {
                 Err(e) if e.is_retryable() => self.fetch_gate.failed(pass, e),
                 Err(_) => self.fetch_gate.released(pass),
             }
-            match outcome? {
+            let next_visible_ms = match outcome? {
                 ClaimOutcome::Claimed(item) => {
                     if let (true, Some(notify)) = (woken, &wake) {
                         notify.notify_one();
@@ -79,8 +76,8 @@ impl PostgresProvider {
                     return Ok(Some(item));
                 }
                 ClaimOutcome::Exhausted => return Ok(None),
-                ClaimOutcome::Empty => {}
-            }
+                ClaimOutcome::Empty(ms) => ms,
+            };
             let Some(notify) = wake.as_ref() else {
                 return Ok(None);
             };
@@ -88,10 +85,6 @@ impl PostgresProvider {
             if now >= deadline {
                 return Ok(None);
             }
-            let next_visible_ms: Option<f64> = self
-                .scalar(next_visible_sql)
-                .fetch_one_on(self, operation)
-                .await?;
             let mut wait = (deadline - now).min(self.options.claim.long_poll_recheck);
             if let Some(ms) = next_visible_ms {
                 wait = wait.min(Duration::from_secs_f64((ms.max(0.0) + 1.0) / 1000.0));
@@ -104,7 +97,7 @@ impl PostgresProvider {
 fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'static str {
     match outcome {
         Ok(ClaimOutcome::Claimed(_)) => "claimed",
-        Ok(ClaimOutcome::Empty) => "empty",
+        Ok(ClaimOutcome::Empty(_)) => "empty",
         Ok(ClaimOutcome::Exhausted) => "exhausted",
         Err(_) => "error",
     }

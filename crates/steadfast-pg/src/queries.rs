@@ -28,7 +28,6 @@ named_queries!(pub(crate) struct Queries {
     orch_claim_give_back,
     orch_start_exclusive,
     orch_lease_restamp,
-    orch_next_visible,
     orch_orphans_sweep,
     history_load,
     history_load_latest,
@@ -48,7 +47,6 @@ named_queries!(pub(crate) struct Queries {
     execution_state,
     // worker queue
     worker_enqueue,
-    worker_next_visible,
     worker_claim,
     worker_give_back,
     worker_lock_by_token,

@@ -202,27 +202,6 @@ impl PostgresProvider {
         args: PgArguments,
         settle: impl FnOnce(&PgRow) -> G + Send + 'static,
     ) -> Result<(PgRow, G), ProviderError> {
-        match self
-            .fetch_optional_detached(op, sql, args, move |row| row.map(settle))
-            .await?
-        {
-            (Some(row), Some(settled)) => Ok((row, settled)),
-            _ => Err(ProviderError::permanent(
-                op,
-                "the statement returned no row",
-            )),
-        }
-    }
-
-    /// [`fetch_one_detached`](Self::fetch_one_detached) for a statement that may return
-    /// no row; `settle` sees the row if there is one.
-    pub(crate) async fn fetch_optional_detached<G: Send + 'static>(
-        &self,
-        op: &'static str,
-        sql: &str,
-        args: PgArguments,
-        settle: impl FnOnce(Option<&PgRow>) -> G + Send + 'static,
-    ) -> Result<(Option<PgRow>, G), ProviderError> {
         let pool = self.pool.clone();
         let sql = sql.to_owned();
         let session_free = self.session_free();
@@ -230,9 +209,8 @@ impl PostgresProvider {
         self.in_flight.spawn(async move {
             let run = async {
                 let query = sqlx::query_with(&sql, args).persistent(!session_free);
-                let row: Option<PgRow> =
-                    run_standalone!(&pool, session_free, op, |e| query.fetch_optional(e))?;
-                let settled = settle(row.as_ref());
+                let row: PgRow = run_standalone!(&pool, session_free, op, |e| query.fetch_one(e))?;
+                let settled = settle(&row);
                 Ok((row, settled))
             };
             // Unsent (the caller is gone), the result is dropped right here.

@@ -142,13 +142,9 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        self.poll(
-            FETCH,
-            QueueKind::Worker,
-            poll_timeout,
-            &self.q.worker_next_visible,
-            || self.claim_work(lock_timeout, session, &tags),
-        )
+        self.poll(QueueKind::Worker, poll_timeout, || {
+            self.claim_work(lock_timeout, session, &tags)
+        })
         .await
     }
 
@@ -182,11 +178,12 @@ impl PostgresProvider {
             }
             tries += 1;
             let token = new_worker_token();
-            let Some((row, guard)) = self
+            let (row, guard) = match self
                 .claim_work_once(&token, lock_timeout, session, tag_mode, tags)
                 .await?
-            else {
-                return Ok(ClaimOutcome::Empty);
+            {
+                Ok(claimed) => claimed,
+                Err(next_visible_ms) => return Ok(ClaimOutcome::Empty(next_visible_ms)),
             };
             let id: i64 = row.get(0);
             let text: String = row.get(1);
@@ -241,8 +238,9 @@ impl PostgresProvider {
     }
 
     /// One autocommit claim statement, run on its own task and armed with a give-back as
-    /// soon as it returns a row (see `give_back`): a fetch cancelled while the statement
-    /// runs leaves no item leased to nobody.
+    /// soon as it returns a claimed row (see `give_back`): a fetch cancelled while the
+    /// statement runs leaves no item leased to nobody. Nothing claimed: the milliseconds
+    /// until the next delayed item becomes visible, if read.
     async fn claim_work_once(
         &self,
         token: &str,
@@ -250,7 +248,7 @@ impl PostgresProvider {
         session: Option<&SessionFetchConfig>,
         tag_mode: &i32,
         tags: &[String],
-    ) -> Result<Option<(PgRow, ClaimGuard)>, ProviderError> {
+    ) -> Result<Result<(PgRow, ClaimGuard), Option<f64>>, ProviderError> {
         let claim = &self.options.claim;
         let backoff = &claim.redelivery_backoff;
         let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
@@ -266,7 +264,8 @@ impl PostgresProvider {
             args.add(millis(backoff.cap))?;
             args.add(*tag_mode)?;
             args.add(tags)?;
-            args.add(session.map(|s| s.owner_id.as_str()))
+            args.add(session.map(|s| s.owner_id.as_str()))?;
+            args.add(!self.session_free())
         })();
         bound.map_err(|e| {
             ProviderError::permanent(FETCH, format!("binding claim arguments: {e}"))
@@ -274,11 +273,15 @@ impl PostgresProvider {
         let give_back = self.worker_give_back.clone();
         let armed = token.to_string();
         let (row, guard) = self
-            .fetch_optional_detached(FETCH, &self.q.worker_claim, args, move |row| {
-                row.map(|_| give_back.arm(armed))
+            .fetch_one_detached(FETCH, &self.q.worker_claim, args, move |row| {
+                let claimed = row.get::<Option<i64>, _>(0).is_some();
+                claimed.then(|| give_back.arm(armed))
             })
             .await?;
-        Ok(row.zip(guard))
+        Ok(match guard {
+            Some(guard) => Ok((row, guard)),
+            None => Err(row.get("next_visible_ms")),
+        })
     }
 
     /// A transaction holding the row of a work item this fetch just claimed; `None` when

@@ -1103,6 +1103,63 @@ async fn work_enqueued_without_a_wake_up_is_claimed_at_the_next_recheck() {
     h.drop().await;
 }
 
+/// A long poll with nothing visible waits until the queue's next delayed work becomes
+/// visible, read by the empty claim itself (one statement per empty poll), on both queues:
+/// with the recheck at 60 s and no wake-up coming, the delayed work is claimed about when
+/// it becomes visible. Without the next visible time the poll slept to its 20 s timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_wakes_when_delayed_work_becomes_visible() {
+    let h = Harness::new("next_visible", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    let p = &h.provider;
+    const DELAY: Duration = Duration::from_millis(1500);
+
+    p.enqueue_for_orchestrator(start("later"), Some(DELAY))
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let got = p
+        .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+        .await
+        .unwrap()
+        .expect("the delayed start is claimed within the poll");
+    assert_eq!(got.0.instance, "later");
+    let took = began.elapsed();
+    assert!(
+        took < DELAY + Duration::from_secs(3),
+        "orchestrator queue: claimed after {took:?}, not when the start became visible"
+    );
+
+    p.enqueue_for_worker(activity_item("later", 1))
+        .await
+        .unwrap();
+    let (_, token, _) = p
+        .fetch_work_item(LONG, Duration::ZERO, None, &TagFilter::DefaultOnly)
+        .await
+        .unwrap()
+        .unwrap();
+    p.abandon_work_item(&token, Some(DELAY), true)
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let got = p
+        .fetch_work_item(LONG, Duration::from_secs(20), None, &TagFilter::DefaultOnly)
+        .await
+        .unwrap();
+    assert!(
+        got.is_some(),
+        "the delayed work item is claimed within the poll"
+    );
+    let took = began.elapsed();
+    assert!(
+        took < DELAY + Duration::from_secs(3),
+        "worker queue: claimed after {took:?}, not when the item became visible"
+    );
+    h.drop().await;
+}
+
 /// The publisher's connection killed between two wake-ups: the next notification goes out
 /// on a new connection, and the other process is still woken long before its 60 s recheck
 /// or 20 s poll timeout. (The publisher's pool finds the dead connection when it hands it

@@ -38,15 +38,16 @@ async fn instance_too_large_to_read_in_time(h: &Harness, instance: &str) {
 /// never handed out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_that_keeps_timing_out_counts_its_attempts_until_the_ceiling() {
-    let h = Harness::new("timeout_counts", |o| {
-        o.statement_timeout = Some(Duration::from_millis(50));
-        o.claim.max_attempts = Some(2);
-        o.claim.redelivery_backoff.base = Duration::from_millis(1);
-        o.claim.redelivery_backoff.cap = Duration::from_millis(1);
-    })
-    .await;
-    let p = &h.provider;
+    // Set up with the default timeout (a first claim on a loaded machine can take 50 ms),
+    // then claim through a provider whose statements get 50 ms.
+    let h = Harness::new("timeout_counts", |_| {}).await;
     instance_too_large_to_read_in_time(&h, "huge").await;
+    let mut o = common::options(&h.schema, PollingMode::Listen);
+    o.statement_timeout = Some(Duration::from_millis(50));
+    o.claim.max_attempts = Some(2);
+    o.claim.redelivery_backoff.base = Duration::from_millis(1);
+    o.claim.redelivery_backoff.cap = Duration::from_millis(1);
+    let p = &common::provider_with(o).await;
     let admin = p.as_management_capability().unwrap();
     let mut fetches = 0;
     while admin.get_instance_info("huge").await.unwrap().status != "Failed" {
@@ -79,6 +80,7 @@ async fn a_claim_that_keeps_timing_out_counts_its_attempts_until_the_ceiling() {
         last, 40_002.0,
         "the poison failure was appended after the 40 001 events"
     );
+    p.close().await;
     h.drop().await;
 }
 
