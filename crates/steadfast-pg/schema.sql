@@ -66,7 +66,7 @@ CREATE FUNCTION steadfast.append_history(p_instance text, p_execution bigint, p_
     FROM unnest(p_event_ids, p_event_types, p_event_texts) AS t(event_id, event_type, event_data)
 $$;
 
-CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[]) RETURNS record
+CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, p_next_visible boolean DEFAULT false, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[], OUT next_visible_ms double precision) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -154,6 +154,20 @@ BEGIN
 
         IF v_candidates IS NULL THEN
             outcome := 'empty';
+            IF p_next_visible THEN
+                -- Waiting messages make no work when they become visible.
+                SELECT (EXTRACT(EPOCH FROM (min(n.at) - clock_timestamp())) * 1000)::float8
+                INTO next_visible_ms
+                FROM (
+                    SELECT min(l.ready_at) AS at
+                    FROM steadfast.instance_leases AS l
+                    WHERE l.ready_at > clock_timestamp()
+                    UNION ALL
+                    SELECT min(h.visible_at)
+                    FROM steadfast.ready_hints AS h
+                    WHERE h.visible_at > clock_timestamp()
+                ) AS n;
+            END IF;
             RETURN;
         END IF;
         IF v_missing IS NOT NULL THEN

@@ -1,7 +1,11 @@
--- Created, not replaced: a change of its OUT columns needs the old definition gone first.
+-- Created, not replaced: a change of its OUT columns needs the old definition gone first
+-- (both signatures: before and since p_next_visible).
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[], integer, text, integer, integer, bigint);
+DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
+    text, float8, real, integer, integer, integer, float8, float8, float8,
+    boolean, integer[], integer[], integer, text, integer, integer, bigint, boolean);
 
 -- Claim one instance's visible orchestrator messages.
 --
@@ -52,6 +56,10 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- history too large to load fails once, with a reason, rather than erroring every claim.
 -- Outcome: 'claimed', 'empty', 'exhausted', or 'timed_out' (statement_timeout ran out while
 -- reading the claimed instance, which is then left counted and backing off).
+-- 'empty' with p_next_visible also returns next_visible_ms: the milliseconds until the next
+-- instance whose earliest ready message is delayed becomes a candidate (NULL if none), so
+-- an empty long poll costs one statement. It is read here, not by the calling statement,
+-- whose snapshot predates the ready_at this call may have settled.
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -59,14 +67,14 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_filter boolean, p_min integer[], p_max integer[],
     p_max_attempts integer DEFAULT NULL, p_event_version text DEFAULT 'unknown',
     p_max_batch integer DEFAULT NULL, p_max_history_events integer DEFAULT NULL,
-    p_max_history_bytes bigint DEFAULT NULL,
+    p_max_history_bytes bigint DEFAULT NULL, p_next_visible boolean DEFAULT false,
     OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text,
     OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[],
     OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean,
     OUT history_events text[],
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
     OUT lease_ms float8, OUT parked_instances integer,
-    OUT stopped text[]
+    OUT stopped text[], OUT next_visible_ms float8
 ) LANGUAGE plpgsql AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
@@ -153,6 +161,20 @@ BEGIN
 
         IF v_candidates IS NULL THEN
             outcome := 'empty';
+            IF p_next_visible THEN
+                -- Waiting messages make no work when they become visible.
+                SELECT (EXTRACT(EPOCH FROM (min(n.at) - clock_timestamp())) * 1000)::float8
+                INTO next_visible_ms
+                FROM (
+                    SELECT min(l.ready_at) AS at
+                    FROM __SCHEMA__.instance_leases AS l
+                    WHERE l.ready_at > clock_timestamp()
+                    UNION ALL
+                    SELECT min(h.visible_at)
+                    FROM __SCHEMA__.ready_hints AS h
+                    WHERE h.visible_at > clock_timestamp()
+                ) AS n;
+            END IF;
             RETURN;
         END IF;
         IF v_missing IS NOT NULL THEN

@@ -1160,6 +1160,53 @@ async fn a_long_poll_wakes_when_delayed_work_becomes_visible() {
     h.drop().await;
 }
 
+/// The next visible time is read after the claim has settled an early `ready_at`: a
+/// started instance whose `ready_at` says "now" while its only message is delayed (left so
+/// by an enqueue in flight at its release) is passed over and settled by the empty claim,
+/// and the poll wakes when the message becomes visible. Read by the calling statement, whose
+/// snapshot predates the settle, the early value hid the real one and the poll slept past
+/// the delay (to the 60 s recheck, so to its 20 s timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_wakes_at_the_ready_at_its_claim_settled() {
+    let h = Harness::new("next_visible_settled", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(60)
+    })
+    .await;
+    let p = &h.provider;
+    const DELAY: Duration = Duration::from_millis(1500);
+
+    h.create_instance("early").await;
+    p.enqueue_for_orchestrator(raised("early", "go"), Some(DELAY))
+        .await
+        .unwrap();
+    // Use up the wake-up the enqueues left for this process's next waiting fetch: it
+    // would end the first wait below early and hide a wrong next visible time.
+    let none = p
+        .fetch_orchestration_item(LONG, Duration::from_millis(100), None)
+        .await
+        .unwrap();
+    assert!(none.is_none(), "nothing is visible yet");
+    h.exec(
+        "UPDATE S.instance_leases SET ready_at = clock_timestamp() - interval '1 second' \
+         WHERE instance_id = $1",
+        Some("early"),
+    )
+    .await;
+    let began = Instant::now();
+    let got = p
+        .fetch_orchestration_item(LONG, Duration::from_secs(20), None)
+        .await
+        .unwrap()
+        .expect("the delayed event is claimed within the poll");
+    assert_eq!(got.0.instance, "early");
+    let took = began.elapsed();
+    assert!(
+        took < DELAY + Duration::from_secs(3),
+        "claimed after {took:?}, not when the event became visible"
+    );
+    h.drop().await;
+}
+
 /// The publisher's connection killed between two wake-ups: the next notification goes out
 /// on a new connection, and the other process is still woken long before its 60 s recheck
 /// or 20 s poll timeout. (The publisher's pool finds the dead connection when it hands it
