@@ -3,7 +3,7 @@
 -- for none). Returns false when the lease is not live or the item is gone.
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_activity(
     p_token text, p_completion_instance text, p_completion text
-) RETURNS boolean LANGUAGE plpgsql AS $$
+) RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_session text;
 BEGIN

@@ -75,7 +75,7 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
     OUT lease_ms float8, OUT parked_instances integer,
     OUT stopped text[], OUT next_visible_ms float8
-) LANGUAGE plpgsql AS $$
+) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
     v_candidates text[];

@@ -4,7 +4,7 @@
 -- any failed attempt.
 CREATE OR REPLACE FUNCTION __SCHEMA__.dead_letter_handed_out(
     p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text
-) RETURNS integer LANGUAGE sql AS $$
+) RETURNS integer LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     WITH moved AS (
         DELETE FROM __SCHEMA__.orchestrator_queue AS q
         WHERE q.instance_id = p_instance AND q.attempt_count > 0

@@ -27,7 +27,7 @@
 -- machine and runs).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
-) RETURNS void LANGUAGE plpgsql AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_visible timestamptz[];
     v_starts boolean[];

@@ -11,7 +11,7 @@
 -- statement that raises ready_at next (first_ready_at, read in a later statement).
 -- Called with the lease row held (a claim, an ack, a release).
 CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
-RETURNS boolean LANGUAGE plpgsql AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM 1
     FROM __SCHEMA__.instance_leases AS l
@@ -35,7 +35,7 @@ $$;
 
 -- Set ready_at to the truth if fence_ready_at allows it. Returns whether it did.
 CREATE OR REPLACE FUNCTION __SCHEMA__.settle_ready_at(p_instance text)
-RETURNS boolean LANGUAGE plpgsql AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF NOT __SCHEMA__.fence_ready_at(p_instance) THEN
         RETURN false;

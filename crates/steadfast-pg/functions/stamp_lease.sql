@@ -2,7 +2,7 @@
 -- lasts p_lock_ms. Returns the milliseconds left, NULL if the lease row is gone.
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real
-) RETURNS float8 LANGUAGE sql AS $$
+) RETURNS float8 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     UPDATE __SCHEMA__.instance_leases
     SET lock_token = p_token,
         locked_at = clock_timestamp(),

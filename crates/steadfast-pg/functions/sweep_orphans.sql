@@ -17,7 +17,7 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.sweep_orphans(
     p_timeout_ms float8, p_limit integer, p_error text
 ) RETURNS TABLE (orphan_instance text, orphan_messages integer, orphan_kinds text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_ids bigint[];
     v_instances text[];

@@ -21,7 +21,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.write_turn(
     p_w_sessions text[], p_w_tags text[],
     p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[],
     p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
-) RETURNS void LANGUAGE plpgsql AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_now_ms bigint;
 BEGIN

@@ -1,2 +1,3 @@
-INSERT INTO __SCHEMA__.schema_functions (name, checksum) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = clock_timestamp()
+INSERT INTO __SCHEMA__.schema_functions (name, checksum, revision) VALUES ($1, $2, $3)
+ON CONFLICT (name) DO UPDATE
+SET checksum = EXCLUDED.checksum, revision = EXCLUDED.revision, applied_at = clock_timestamp()

@@ -1,1 +1,1 @@
-SELECT name, checksum FROM __SCHEMA__.schema_functions
+SELECT name, checksum, revision FROM __SCHEMA__.schema_functions

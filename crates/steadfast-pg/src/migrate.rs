@@ -1,10 +1,16 @@
 //! Versioned, embedded migrations, then server-side functions. Migrations change schema
 //! only; each runs once, in order, and an applied migration whose text changed is an
-//! error, never silently re-run. Functions live one per file in `functions/` and are
-//! (re)installed, in the order of [`FUNCTIONS`], whenever their text differs from the
-//! version recorded in `schema_functions`. Everything runs inside one transaction that
-//! holds a per-schema advisory lock, so any number of processes may start at once. No
-//! statement here is prepared by name, so this also runs through a transaction-mode pooler.
+//! error, never silently re-run. Functions live one per file in `functions/`; every text a
+//! file has had is a numbered revision in `functions/revisions.txt` (append-only). They are
+//! installed, in the order of [`FUNCTIONS`], where `schema_functions` records an older
+//! revision than this build's, or this revision with other text; a newer revision, which
+//! a newer build installed, is left in place. That is the rolling-upgrade rule's other
+//! half: a function's new revision must still serve the previous release's callers
+//! (same name, arguments it accepted still accepted, result columns it read still there,
+//! same meaning); a change that cannot is a new function under a new name. Everything
+//! runs inside one transaction that holds a per-schema advisory lock, so any number of
+//! processes may start at once. No statement here is prepared by name, so this also runs
+//! through a transaction-mode pooler.
 
 use sqlx::{Executor, PgPool, Row};
 
@@ -33,10 +39,43 @@ const MIGRATIONS: &[Migration] = &[
         name: "instances_by_creation",
         sql: include_str!("../migrations/0003_instances_by_creation.sql"),
     },
+    Migration {
+        version: 4,
+        name: "function_revisions",
+        sql: include_str!("../migrations/0004_function_revisions.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
+
+/// Every revision of every function file, one `name revision checksum` line each, oldest
+/// first; lines are only ever added (see [`revision_of`]).
+const REVISIONS: &str = include_str!("../functions/revisions.txt");
+
+/// The `(name, revision, checksum)` lines of [`REVISIONS`].
+fn revision_lines() -> impl Iterator<Item = (&'static str, i32, &'static str)> {
+    REVISIONS
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?, f.next()?.parse().ok()?, f.next()?))
+        })
+}
+
+/// This build's revision of function `name`, whose text has checksum `sum`.
+fn revision_of(name: &str, sum: &str) -> Result<i32, SetupError> {
+    revision_lines()
+        .find(|(n, _, c)| *n == name && *c == sum)
+        .map(|(_, r, _)| r)
+        .ok_or_else(|| {
+            SetupError::Migration(format!(
+                "functions/{name}.sql (checksum {sum}) has no line in functions/revisions.txt; \
+                 this build is broken"
+            ))
+        })
+}
 
 /// The checksum that pre-release builds recorded for their migration 1 (`0001_initial`,
 /// before migrations 0001-0009 were folded into the baseline): such a schema cannot be
@@ -240,18 +279,24 @@ async fn install_functions(
     schema: &SchemaName,
     apply: bool,
 ) -> Result<(), SetupError> {
-    let installed: Vec<(String, String)> = sqlx::query(&q.migrate_functions_applied)
+    let installed: Vec<(String, String, i32)> = sqlx::query(&q.migrate_functions_applied)
         .persistent(false)
         .fetch_all(&mut **tx)
         .await
         .map_err(fail)?
         .iter()
-        .map(|r| (r.get::<String, _>(0), r.get::<String, _>(1)))
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
     for (name, text) in FUNCTIONS {
         let sum = checksum(text);
-        if installed.iter().any(|(n, c)| n == name && *c == sum) {
-            continue;
+        let revision = revision_of(name, &sum)?;
+        match installed.iter().find(|(n, _, _)| n == name) {
+            Some((_, c, _)) if *c == sum => continue,
+            Some((_, _, newer)) if *newer > revision => {
+                tracing::info!(target: "steadfast_pg", schema = %schema, function = *name, installed = newer, this_build = revision, "kept a newer revision of a function");
+                continue;
+            }
+            _ => {}
         }
         if !apply {
             return Err(SetupError::Migration(format!(
@@ -266,10 +311,73 @@ async fn install_functions(
             .persistent(false)
             .bind(*name)
             .bind(&sum)
+            .bind(revision)
             .execute(&mut **tx)
             .await
             .map_err(fail)?;
         tracing::info!(target: "steadfast_pg", schema = %schema, function = *name, "installed function");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set to append a new revision line for every function file whose text has none.
+    const WRITE: &str = "STEADFAST_WRITE_FUNCTION_REVISIONS";
+
+    /// Each function file's text is the newest revision of its name in
+    /// functions/revisions.txt: a changed file needs a new line (the writer adds it).
+    #[test]
+    fn every_function_file_is_its_latest_revision() {
+        let mut appended = String::new();
+        let mut stale = Vec::new();
+        for (name, text) in FUNCTIONS {
+            let sum = checksum(text);
+            let latest = revision_lines()
+                .filter(|(n, _, _)| n == name)
+                .map(|(_, r, _)| r)
+                .max();
+            match revision_of(name, &sum) {
+                Ok(r) if Some(r) == latest => {}
+                _ => {
+                    let next = latest.unwrap_or(0) + 1;
+                    appended.push_str(&format!("{name} {next} {sum}\n"));
+                    stale.push(format!("{name} (next revision {next})"));
+                }
+            }
+        }
+        if !stale.is_empty() && std::env::var_os(WRITE).is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/functions/revisions.txt");
+            let mut all = std::fs::read_to_string(path).unwrap();
+            all.push_str(&appended);
+            std::fs::write(path, all).unwrap();
+            return;
+        }
+        assert!(
+            stale.is_empty(),
+            "function files changed without a new revision: {}; append them with \
+             {WRITE}=1 cargo test -p steadfast-pg --lib migrate, and keep the rolling-upgrade \
+             rule (src/migrate.rs)",
+            stale.join(", ")
+        );
+    }
+
+    #[test]
+    fn revisions_are_numbered_once_per_function_and_name_only_existing_files() {
+        let lines: Vec<_> = revision_lines().collect();
+        for (i, (name, revision, _)) in lines.iter().enumerate() {
+            assert!(
+                FUNCTIONS.iter().any(|(n, _)| n == name),
+                "revisions.txt names {name}, which no function file is"
+            );
+            assert!(
+                !lines[..i]
+                    .iter()
+                    .any(|(n, r, _)| n == name && r >= revision),
+                "revision {revision} of {name} is not above every earlier line of it"
+            );
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Starting on a schema another build left: a server-side function whose installed text is
-//! not this build's is installed again while work is queued, and a schema made by a
-//! pre-release build (before the migrations were folded into one baseline) is refused with
-//! the fix, not half-upgraded.
+//! not this build's is installed again while work is queued, unless a newer build
+//! installed a newer revision of it, which stays; and a schema made by a pre-release build
+//! (before the migrations were folded into one baseline) is refused with the fix, not
+//! half-upgraded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -47,6 +48,39 @@ async fn a_function_another_build_installed_is_installed_again() {
         )
         .await;
     assert_eq!(body, 0.0, "the broken text is gone");
+    restarted.close().await;
+    h.drop().await;
+}
+
+/// An older build starting during a rolling upgrade leaves a newer build's revision of a
+/// function in place (and works with it, by the rolling-upgrade rule). Without the revision
+/// check it installed its own text over it, as it still does over an older revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_revision_another_build_installed_stays() {
+    let h = Harness::new("fnnewer", |_| {}).await;
+    let record = |revision: i32| {
+        format!(
+            "UPDATE S.schema_functions SET checksum = 'revision {revision} of another build', \
+             revision = {revision} WHERE name = 'stamp_lease'"
+        )
+    };
+    let recorded = "SELECT revision::float8 FROM S.schema_functions WHERE name = $1";
+
+    h.exec(&record(1_000), None).await;
+    let restarted = common::provider_with(common::options(&h.schema, PollingMode::Listen)).await;
+    assert_eq!(
+        h.sql_f64(recorded, "stamp_lease").await,
+        1_000.0,
+        "the newer revision is left in place"
+    );
+    restarted.close().await;
+
+    h.exec(&record(0), None).await;
+    let restarted = common::provider_with(common::options(&h.schema, PollingMode::Listen)).await;
+    assert!(
+        h.sql_f64(recorded, "stamp_lease").await >= 1.0,
+        "an older revision is replaced by this build's"
+    );
     restarted.close().await;
     h.drop().await;
 }
