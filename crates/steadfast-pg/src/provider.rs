@@ -26,6 +26,9 @@ use crate::queries::Queries;
 use crate::schema::SchemaName;
 use crate::wake::{Enqueued, Wakes};
 
+/// How often `close` looks again for connections sqlx's close missed.
+const CLOSE_RECHECK: Duration = Duration::from_millis(10);
+
 /// Connections idle at least this long are pinged before use (see `connect_with_options`).
 const PING_IDLE_AFTER: Duration = Duration::from_secs(10);
 
@@ -210,6 +213,15 @@ impl PostgresProvider {
         self.in_flight.close();
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
         self.pool.close().await;
+        // sqlx's close can miss a connection whose return to the pool raced it (the return
+        // saw the pool open, then queued the connection idle after close had emptied the
+        // idle queue): it would stay open as long as this provider lives. Close again until
+        // none is left; each round returns at once when nothing is in use.
+        let deadline = tokio::time::Instant::now() + self.options.acquire_timeout;
+        while self.pool.size() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(CLOSE_RECHECK).await;
+            self.pool.close().await;
+        }
     }
 
     pub(crate) fn session_free(&self) -> bool {

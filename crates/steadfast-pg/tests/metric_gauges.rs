@@ -10,10 +10,17 @@ use std::time::Duration;
 
 use common::harness::Harness;
 
+/// The application name of this test's scraping providers' connections (PostgreSQL keeps
+/// 63 bytes of it).
+fn scraper_application(h: &Harness) -> String {
+    format!("gauges_{}", h.schema).chars().take(63).collect()
+}
+
 /// Scans of the dead-letter table so far (each gauge read makes one), from the server's
-/// counters: close the provider whose reads should count first.
+/// counters: close the provider whose reads should count first. A backend sends its
+/// counters as it exits, so this first waits until every scraper connection is gone.
 async fn dead_letter_scans(h: &Harness) -> i64 {
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::wait_connections_gone(&scraper_application(h), Duration::from_secs(30)).await;
     let admin = common::admin_pool().await;
     let n: i64 = sqlx::query_scalar(
         "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::int8
@@ -29,11 +36,7 @@ async fn dead_letter_scans(h: &Harness) -> i64 {
 }
 
 async fn scraper(h: &Harness) -> std::sync::Arc<steadfast_pg::PostgresProvider> {
-    common::provider_with(common::options(
-        &h.schema,
-        steadfast_pg::PollingMode::Listen,
-    ))
-    .await
+    common::provider_with(common::named_options(&h.schema, &scraper_application(h))).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,6 +109,47 @@ pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
     o
 }
 
+/// [`options`] for a listening provider whose connections show as `application` in
+/// `pg_stat_activity` (PostgreSQL keeps 63 bytes of it; keep names ASCII and shorter).
+pub fn named_options(schema: &str, application: &str) -> ProviderOptions {
+    let mut o = options(schema, PollingMode::Listen);
+    let separator = if o.database_url.contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    o.database_url = format!(
+        "{}{separator}application_name={application}",
+        o.database_url
+    );
+    o
+}
+
+/// Wait until no server connection named `application` is left (a backend reports its
+/// statistics as it exits); panics after `timeout`.
+pub async fn wait_connections_gone(application: &str, timeout: Duration) {
+    let admin = admin_pool().await;
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let open: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
+                .persistent(false)
+                .bind(application)
+                .fetch_one(&admin)
+                .await
+                .unwrap();
+        if open == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{open} connections named {application} still open after {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    admin.close().await;
+}
+
 pub async fn provider_with(options: ProviderOptions) -> Arc<PostgresProvider> {
     Arc::new(
         PostgresProvider::connect_with_options(options)
