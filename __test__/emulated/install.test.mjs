@@ -1,9 +1,10 @@
-// Another architecture's published packages, installed as a user there gets them and run
-// under user-mode emulation: the root tarball and the platform tarball of
-// STEADFAST_EMULATED_PLATFORM (e.g. linux-arm64-gnu) from target/npm-pack/, installed as npm
-// does for that platform, and the README's quickstarts (SQLite) run by
-// that architecture's Node (STEADFAST_EMULATED_NODE: a command line, e.g. qemu-aarch64 and
-// the node binary). Run by scripts/emulated-install-test.sh, which sets all of that up.
+// Another platform's published packages, installed as a user there gets them and run by
+// that platform's Node: the root tarball and the platform tarball of
+// STEADFAST_EMULATED_PLATFORM (e.g. linux-arm64-gnu, linux-x64-musl) from target/npm-pack/,
+// installed as npm does for that platform, and the README's quickstarts (SQLite) run by
+// STEADFAST_EMULATED_NODE, a command line (e.g. qemu-aarch64 and an arm64 node binary, or
+// musl's dynamic loader and a musl node binary). Run by scripts/emulated-install-test.sh,
+// which sets all of that up.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -14,7 +15,7 @@ import { assertBinaryFromPlatformPackage, installPacked } from '../packed/instal
 
 const PLATFORM = process.env.STEADFAST_EMULATED_PLATFORM
 const NODE = (process.env.STEADFAST_EMULATED_NODE ?? '').split(' ').filter(Boolean)
-const cpu = PLATFORM?.split('-')[1]
+const [, cpu, abi] = PLATFORM?.split('-') ?? []
 let project, env, remove
 
 before(() => {
@@ -32,6 +33,14 @@ test(`the emulated Node runs as ${PLATFORM}`, () => {
   const r = spawnSync(NODE[0], [...NODE.slice(1), '-p', '`${process.platform}-${process.arch}`'], { env, encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), `linux-${cpu}`)
+})
+
+test(`that Node's C library is ${abi}`, () => {
+  const libc = 'process.report.getReport().header.glibcVersionRuntime ?? "musl"'
+  const r = spawnSync(NODE[0], [...NODE.slice(1), '-p', libc], { env, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  if (abi === 'musl') assert.equal(r.stdout.trim(), 'musl')
+  else assert.match(r.stdout.trim(), /^\d+\.\d+/, 'a glibc version')
 })
 
 for (const [kind, ext] of [['esm', 'mjs'], ['cjs', 'cjs']]) {
