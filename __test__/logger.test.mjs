@@ -45,7 +45,13 @@ describe('the logger option', { timeout: 60_000 }, () => {
       await client.waitForOrchestration(traced, 20_000)
       const poisoned = uid('poison')
       await client.startOrchestration(poisoned, 'CallsNobody', null)
-      await until(() => logger.records.some((r) => r.fields.event === 'steadfast.poison_committed'), 20_000, 'a poison record')
+      await until(() => logger.records.some((r) => r.fields.event === 'steadfast.poison_committed'), 20_000, 'a poison record').catch(async (e) => {
+        // Seen once (a CI rehearsal, 2026-12-03), not reproduced: say what did happen.
+        const events = [...new Set(logger.records.map((r) => r.fields.event).filter(Boolean))]
+        const status = await client.getStatus(poisoned).catch((err) => err.message)
+        e.message += `; events logged: ${JSON.stringify(events)}; ${poisoned}: ${JSON.stringify(status)}; last records: ${JSON.stringify(logger.records.slice(-5))}`
+        throw e
+      })
 
       const trace = logger.records.find((r) => r.message.includes('traced first'))
       assert.ok(trace, `no trace record in ${JSON.stringify(logger.records.slice(0, 5))}`)
