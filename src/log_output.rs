@@ -14,9 +14,10 @@ use napi::Status;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::Layered;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::errors::{Code, error};
 
@@ -66,8 +67,7 @@ pub(crate) fn install(
     match (logger, *installed) {
         (Some(logger), Some(Output::Logger)) => set_receiver(Some(logger)),
         (Some(logger), None) => {
-            tracing_subscriber::registry()
-                .with(ForwardToLogger.with_filter(filter()?))
+            filtered(ForwardToLogger, filter()?)
                 .try_init()
                 .map_err(|_| {
                     error(
@@ -98,16 +98,26 @@ pub(crate) fn install(
                 }
             };
             // Fails only when initTracing installed its file output first: keep that.
-            if tracing_subscriber::registry()
-                .with(stdout.with_filter(filter()?))
-                .try_init()
-                .is_ok()
-            {
+            if filtered(stdout, filter()?).try_init().is_ok() {
                 *installed = Some(Output::Stdout);
             }
         }
     }
     Ok(())
+}
+
+/// The process's subscriber: `output` receives what `filter` lets through.
+///
+/// The filter is global, not `output.with_filter(filter)`: a per-layer filter keeps its
+/// verdict in a thread-local between `enabled` and the event, and a check that is not
+/// followed by its event leaves the refusal standing: the thread's next event is then
+/// dropped, whatever its level and target. sqlx-postgres does that for every server NOTICE
+/// (`log::log_enabled!` at info, then a tracing event this filter never lets through).
+fn filtered<L>(output: L, filter: EnvFilter) -> impl tracing::Subscriber + Send + Sync
+where
+    L: Layer<Layered<EnvFilter, Registry>> + Send + Sync,
+{
+    tracing_subscriber::registry().with(filter).with(output)
 }
 
 /// Stop sending records to `logger` (a runtime shutting down), unless another runtime's
@@ -180,5 +190,42 @@ impl Visit for Fields {
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.put(field, Value::from(format!("{value:?}")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The targets of the events that reach it.
+    #[derive(Clone, Default)]
+    struct Targets(Arc<Mutex<Vec<String>>>);
+
+    impl<S: tracing::Subscriber> Layer<S> for Targets {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let target = event.metadata().target().to_string();
+            self.0.lock().unwrap().push(target);
+        }
+    }
+
+    #[test]
+    fn a_check_the_filter_refuses_does_not_drop_the_next_event_on_its_thread() {
+        // As `try_init` does: `log` records reach the tracing subscriber.
+        let _ = tracing_log::LogTracer::init();
+        let seen = Targets::default();
+        let filter = logfilter("warn,steadfast_pg=info").unwrap();
+        tracing::subscriber::with_default(filtered(seen.clone(), filter), || {
+            // What sqlx-postgres does with a server NOTICE: asks `log`, then records it
+            // through tracing (where the filter's interest for the callsite is `never`).
+            if log::log_enabled!(target: "sqlx::postgres::notice", log::Level::Info) {
+                tracing::info!(target: "sqlx::postgres::notice", "relation exists, skipping");
+            }
+            tracing::info!(target: "steadfast_pg", event = "steadfast.poison_committed");
+            tracing::warn!(target: "duroxide::runtime", "a warning");
+        });
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            ["steadfast_pg", "duroxide::runtime"]
+        );
     }
 }
