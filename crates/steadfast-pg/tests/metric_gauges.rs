@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use common::harness::Harness;
 
-/// The application name of this test's scraping providers' connections (PostgreSQL keeps
-/// 63 bytes of it).
+/// The application name of this test's scraping providers' connections.
 fn scraper_application(h: &Harness) -> String {
-    format!("gauges_{}", h.schema).chars().take(63).collect()
+    common::application_name(&format!("gauges_{}", h.schema))
 }
 
 /// Scans of the dead-letter table so far (each gauge read makes one), from the server's

@@ -16,10 +16,7 @@ const CONCURRENT_READS: usize = 5;
 async fn close_leaves_no_connection_open() {
     let h = Harness::new("close", |_| {}).await;
     for round in 0..ROUNDS {
-        let application: String = format!("close_{round}_{}", h.schema)
-            .chars()
-            .take(63)
-            .collect();
+        let application = common::application_name(&format!("close_{round}_{}", h.schema));
         let p = common::provider_with(common::named_options(&h.schema, &application)).await;
         // Statements whose connections are on their way back to the pool as close runs.
         let reads = (0..CONCURRENT_READS).map(|_| p.list_instances());

@@ -109,8 +109,14 @@ pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
     o
 }
 
+/// `name` as `pg_stat_activity` shows it: PostgreSQL keeps the first 63 bytes of an
+/// application name (ASCII names here, so 63 characters).
+pub fn application_name(name: &str) -> String {
+    name.chars().take(63).collect()
+}
+
 /// [`options`] for a listening provider whose connections show as `application` in
-/// `pg_stat_activity` (PostgreSQL keeps 63 bytes of it; keep names ASCII and shorter).
+/// `pg_stat_activity` (see [`application_name`]).
 pub fn named_options(schema: &str, application: &str) -> ProviderOptions {
     let mut o = options(schema, PollingMode::Listen);
     let separator = if o.database_url.contains('?') {
