@@ -61,12 +61,14 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.append_history(p_instance text, p_execution bigint, p_event_ids bigint[], p_event_types text[], p_event_texts text[]) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+BEGIN
     INSERT INTO steadfast.history (instance_id, execution_id, event_id, event_type, event_data)
     SELECT p_instance, p_execution, t.event_id, t.event_type, t.event_data
-    FROM unnest(p_event_ids, p_event_types, p_event_texts) AS t(event_id, event_type, event_data)
+    FROM unnest(p_event_ids, p_event_types, p_event_texts) AS t(event_id, event_type, event_data);
+END;
 $$;
 
 CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, p_next_visible boolean DEFAULT false, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[], OUT next_visible_ms double precision) RETURNS record
@@ -396,9 +398,12 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.dead_letter_handed_out(p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text) RETURNS integer
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_moved integer;
+BEGIN
     WITH moved AS (
         DELETE FROM steadfast.orchestrator_queue AS q
         WHERE q.instance_id = p_instance AND q.attempt_count > 0
@@ -413,7 +418,9 @@ CREATE FUNCTION steadfast.dead_letter_handed_out(p_instance text, p_execution bi
         ORDER BY m.id
         RETURNING 1
     )
-    SELECT count(*)::integer FROM lettered
+    SELECT count(*)::integer INTO v_moved FROM lettered;
+    RETURN v_moved;
+END;
 $$;
 
 CREATE FUNCTION steadfast.enqueue_orchestrator(p_instances text[], p_items text[], p_delays double precision[], p_visible double precision[]) RETURNS void
@@ -526,13 +533,15 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[], p_sessions text[], p_tags text[]) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+BEGIN
     INSERT INTO steadfast.worker_queue
         (work_item, instance_id, execution_id, activity_id, session_id, tag)
     SELECT *
-    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags)
+    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags);
+END;
 $$;
 
 CREATE FUNCTION steadfast.fail_stopped_instance(p_instance text, p_max_attempts integer, p_event_version text, p_reason text, p_limit text, OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text) RETURNS record
@@ -735,19 +744,25 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.first_queued_start(p_instance text) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    SELECT min(q.visible_at)
-    FROM steadfast.orchestrator_queue AS q
-    WHERE q.instance_id = p_instance AND steadfast.starts_instance(q.work_item)
+BEGIN
+    RETURN (SELECT min(q.visible_at)
+            FROM steadfast.orchestrator_queue AS q
+            WHERE q.instance_id = p_instance AND steadfast.starts_instance(q.work_item));
+END;
 $$;
 
 CREATE FUNCTION steadfast.first_ready_at(p_instance text) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    SELECT min(q.visible_at)
-    FROM steadfast.orchestrator_queue AS q
-    WHERE q.instance_id = p_instance AND NOT q.waiting
+BEGIN
+    RETURN (SELECT min(q.visible_at)
+            FROM steadfast.orchestrator_queue AS q
+            WHERE q.instance_id = p_instance AND NOT q.waiting);
+END;
 $$;
 
 CREATE FUNCTION steadfast.give_back_claim(p_token text) RETURNS boolean
@@ -773,14 +788,16 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.instance_runnable_from(p_instance text) RETURNS timestamp with time zone
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    SELECT CASE
-        WHEN EXISTS (SELECT 1 FROM steadfast.instances AS i WHERE i.instance_id = p_instance)
-          OR EXISTS (SELECT 1 FROM steadfast.history AS h WHERE h.instance_id = p_instance)
-        THEN '-infinity'::timestamptz
-        ELSE steadfast.first_queued_start(p_instance)
-    END
+BEGIN
+    IF EXISTS (SELECT 1 FROM steadfast.instances AS i WHERE i.instance_id = p_instance)
+       OR EXISTS (SELECT 1 FROM steadfast.history AS h WHERE h.instance_id = p_instance) THEN
+        RETURN '-infinity'::timestamptz;
+    END IF;
+    RETURN steadfast.first_queued_start(p_instance);
+END;
 $$;
 
 CREATE FUNCTION steadfast.redelivery_at(p_locked_until timestamp with time zone, p_attempt integer, p_jitter real, p_base_ms double precision, p_cap_ms double precision) RETURNS timestamp with time zone
@@ -844,9 +861,12 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms double precision, p_attempt integer, p_jitter real) RETURNS double precision
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_left float8;
+BEGIN
     UPDATE steadfast.instance_leases
     SET lock_token = p_token,
         locked_at = clock_timestamp(),
@@ -855,6 +875,9 @@ CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms d
         backoff_jitter = p_jitter
     WHERE instance_id = p_instance
     RETURNING (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8
+    INTO v_left;
+    RETURN v_left;
+END;
 $$;
 
 CREATE FUNCTION steadfast.start_instance_exclusive(p_instance text, p_item text) RETURNS boolean
@@ -974,12 +997,14 @@ END;
 $$;
 
 CREATE FUNCTION steadfast.touch_session(p_session text) RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+BEGIN
     UPDATE steadfast.sessions
     SET last_activity_at = clock_timestamp()
-    WHERE session_id = p_session AND locked_until > clock_timestamp()
+    WHERE session_id = p_session AND locked_until > clock_timestamp();
+END;
 $$;
 
 CREATE FUNCTION steadfast.try_jsonb(p_text text) RETURNS jsonb

@@ -4,7 +4,10 @@
 -- any failed attempt.
 CREATE OR REPLACE FUNCTION __SCHEMA__.dead_letter_handed_out(
     p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text
-) RETURNS integer LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_moved integer;
+BEGIN
     WITH moved AS (
         DELETE FROM __SCHEMA__.orchestrator_queue AS q
         WHERE q.instance_id = p_instance AND q.attempt_count > 0
@@ -19,5 +22,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.dead_letter_handed_out(
         ORDER BY m.id
         RETURNING 1
     )
-    SELECT count(*)::integer FROM lettered
+    SELECT count(*)::integer INTO v_moved FROM lettered;
+    RETURN v_moved;
+END;
 $$;

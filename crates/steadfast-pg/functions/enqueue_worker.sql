@@ -3,9 +3,11 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_worker(
     p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[],
     p_sessions text[], p_tags text[]
-) RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
     INSERT INTO __SCHEMA__.worker_queue
         (work_item, instance_id, execution_id, activity_id, session_id, tag)
     SELECT *
-    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags)
+    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags);
+END;
 $$;

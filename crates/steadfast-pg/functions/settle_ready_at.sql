@@ -27,10 +27,12 @@ $$;
 
 -- When the instance's earliest ready message becomes visible (NULL: none).
 CREATE OR REPLACE FUNCTION __SCHEMA__.first_ready_at(p_instance text)
-RETURNS timestamptz LANGUAGE sql STABLE AS $$
-    SELECT min(q.visible_at)
-    FROM __SCHEMA__.orchestrator_queue AS q
-    WHERE q.instance_id = p_instance AND NOT q.waiting
+RETURNS timestamptz LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN (SELECT min(q.visible_at)
+            FROM __SCHEMA__.orchestrator_queue AS q
+            WHERE q.instance_id = p_instance AND NOT q.waiting);
+END;
 $$;
 
 -- Set ready_at to the truth if fence_ready_at allows it. Returns whether it did.

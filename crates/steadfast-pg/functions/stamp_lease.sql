@@ -2,7 +2,10 @@
 -- lasts p_lock_ms. Returns the milliseconds left, NULL if the lease row is gone.
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real
-) RETURNS float8 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_left float8;
+BEGIN
     UPDATE __SCHEMA__.instance_leases
     SET lock_token = p_token,
         locked_at = clock_timestamp(),
@@ -11,4 +14,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
         backoff_jitter = p_jitter
     WHERE instance_id = p_instance
     RETURNING (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8
+    INTO v_left;
+    RETURN v_left;
+END;
 $$;

@@ -1,7 +1,9 @@
 -- Refresh a live session's activity time (activity ack and lease renewal).
 CREATE OR REPLACE FUNCTION __SCHEMA__.touch_session(p_session text)
-RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
     UPDATE __SCHEMA__.sessions
     SET last_activity_at = clock_timestamp()
-    WHERE session_id = p_session AND locked_until > clock_timestamp()
+    WHERE session_id = p_session AND locked_until > clock_timestamp();
+END;
 $$;
