@@ -106,14 +106,15 @@ pub(crate) fn install(
     Ok(())
 }
 
-/// The process's subscriber: `output` receives what `filter` lets through.
+/// The process's subscriber (a runtime's output, or `initTracing`'s file): `output`
+/// receives what `filter` lets through.
 ///
 /// The filter is global, not `output.with_filter(filter)`: a per-layer filter keeps its
 /// verdict in a thread-local between `enabled` and the event, and a check that is not
 /// followed by its event leaves the refusal standing: the thread's next event is then
 /// dropped, whatever its level and target. sqlx-postgres does that for every server NOTICE
 /// (`log::log_enabled!` at info, then a tracing event this filter never lets through).
-fn filtered<L>(output: L, filter: EnvFilter) -> impl tracing::Subscriber + Send + Sync
+pub(crate) fn filtered<L>(output: L, filter: EnvFilter) -> impl tracing::Subscriber + Send + Sync
 where
     L: Layer<Layered<EnvFilter, Registry>> + Send + Sync,
 {

@@ -10,7 +10,7 @@ use std::fs::OpenOptions;
 use std::sync::Mutex;
 
 use napi_derive::napi;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::Layered;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
@@ -35,7 +35,7 @@ fn filter(level: &str) -> EnvFilter {
     crate::log_output::filter(level, None).unwrap_or_else(|_| EnvFilter::new("warn"))
 }
 
-type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
+type BoxedLayer = Box<dyn Layer<Layered<EnvFilter, Registry>> + Send + Sync>;
 
 /// Install a process-wide subscriber appending to `logFile` (once, before the first start).
 #[napi(catch_unwind)]
@@ -80,9 +80,7 @@ pub fn init_tracing(options: NativeTracingOptions) -> napi::Result<()> {
             ));
         }
     };
-    tracing_subscriber::registry()
-        .with(layer)
-        .with(filter(level))
+    crate::log_output::filtered(layer, filter(level))
         .try_init()
         .map_err(|e| {
             error(
