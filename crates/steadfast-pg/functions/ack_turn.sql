@@ -23,7 +23,7 @@ DECLARE
 BEGIN
     SELECT l.instance_id, l.locked_until > clock_timestamp() INTO v_instance, v_live
     FROM __SCHEMA__.instance_leases AS l
-    WHERE l.lock_token = p_token
+    WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RETURN 'unknown';

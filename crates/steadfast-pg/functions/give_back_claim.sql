@@ -12,7 +12,7 @@ DECLARE
 BEGIN
     SELECT l.instance_id INTO v_instance
     FROM __SCHEMA__.instance_leases AS l
-    WHERE l.lock_token = p_token
+    WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
         RETURN false;

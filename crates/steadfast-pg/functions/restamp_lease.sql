@@ -13,7 +13,7 @@ DECLARE
 BEGIN
     SELECT l.instance_id, l.attempt_count, l.backoff_jitter INTO v_lease
     FROM __SCHEMA__.instance_leases AS l
-    WHERE l.lock_token = p_token
+    WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE SKIP LOCKED;
     IF FOUND THEN
         RETURN __SCHEMA__.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
@@ -21,6 +21,7 @@ BEGIN
     END IF;
     RETURN (SELECT (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
             FROM __SCHEMA__.instance_leases AS l
-            WHERE l.lock_token = p_token AND l.locked_until > clock_timestamp());
+            WHERE l.instance_id = __SCHEMA__.token_instance(p_token)
+              AND l.lock_token = p_token AND l.locked_until > clock_timestamp());
 END;
 $$;

@@ -22,7 +22,8 @@ claims AS (
     SELECT l.lock_token AS token, l.instance_id,
            (SELECT max(extract(epoch FROM (l.locked_at - q.visible_at)) * 1000)::float8
             FROM __SCHEMA__.orchestrator_queue AS q
-            WHERE q.lock_token = l.lock_token AND q.attempt_count = 1) AS wait_ms
+            WHERE q.instance_id = l.instance_id AND q.lock_token = l.lock_token
+              AND q.attempt_count = 1) AS wait_ms
     FROM __SCHEMA__.instance_leases AS l
     WHERE l.lock_token IS NOT NULL AND l.locked_at >= to_timestamp($2::float8 / 1000)
 )

@@ -2,4 +2,4 @@
 -- expired lease still carries the count of its claim). No lock: read once, best effort.
 SELECT attempt_count
 FROM __SCHEMA__.instance_leases
-WHERE lock_token = $1
+WHERE instance_id = __SCHEMA__.token_instance($1) AND lock_token = $1

@@ -10,7 +10,8 @@ WITH renewed AS (
             ELSE LEAST(clock_timestamp() + $2::float8 * interval '1 millisecond',
                        l.locked_at + $3::float8 * interval '1 millisecond')
         END
-    WHERE l.lock_token = $1 AND l.locked_until > clock_timestamp()
+    WHERE l.instance_id = __SCHEMA__.token_instance($1) AND l.lock_token = $1
+      AND l.locked_until > clock_timestamp()
       AND ($3::float8 IS NULL
            OR l.locked_at + $3::float8 * interval '1 millisecond' > clock_timestamp())
     RETURNING 1
@@ -18,7 +19,8 @@ WITH renewed AS (
 SELECT EXISTS (SELECT 1 FROM renewed) AS renewed,
        CASE WHEN EXISTS (SELECT 1 FROM renewed) THEN false
             ELSE EXISTS (SELECT 1 FROM __SCHEMA__.instance_leases AS l
-                         WHERE l.lock_token = $1 AND $3::float8 IS NOT NULL
+                         WHERE l.instance_id = __SCHEMA__.token_instance($1)
+                           AND l.lock_token = $1 AND $3::float8 IS NOT NULL
                            AND l.locked_at + $3::float8 * interval '1 millisecond'
                                <= clock_timestamp())
        END AS past_deadline

@@ -5,4 +5,4 @@ SET lock_token = NULL,
     backoff_jitter = 0,
     visible_at = clock_timestamp() + COALESCE($2::float8, 0) * interval '1 millisecond',
     attempt_count = CASE WHEN $3 THEN GREATEST(attempt_count - 1, 0) ELSE attempt_count END
-WHERE lock_token = $1
+WHERE id = __SCHEMA__.token_work_item($1) AND lock_token = $1

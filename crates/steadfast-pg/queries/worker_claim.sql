@@ -1,15 +1,16 @@
--- Claim the oldest eligible work item in one statement. SKIP LOCKED: rows another
--- transaction holds are passed over, never waited for. An expired lease is eligible only
+-- Claim the oldest eligible work item in one statement, and return its lock token. SKIP
+-- LOCKED: rows another transaction holds are passed over, never waited for. An expired lease is eligible only
 -- after its redelivery backoff. Session items are eligible when their session is unowned
 -- (or its lease expired) or owned by $8; with $8 NULL only non-session items are.
 -- Nothing claimed, one row with id NULL and, if $9, the milliseconds until the next
 -- delayed item becomes visible (NULL if none), so an empty long poll costs one statement.
--- $1 token, $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
+-- $1 token prefix (the token is the prefix and the id: functions/token_work_item.sql),
+-- $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
 -- $6 tag mode (0 untagged only, 1 listed tags, 2 untagged or listed, 3 any), $7 tags,
 -- $8 session owner, $9 whether to read the next visible time.
 WITH claimed AS (
     UPDATE __SCHEMA__.worker_queue AS w
-    SET lock_token = $1,
+    SET lock_token = $1 || w.id,
         locked_at = clock_timestamp(),
         locked_until = clock_timestamp() + $2::float8 * interval '1 millisecond',
         attempt_count = w.attempt_count + 1,
@@ -36,12 +37,12 @@ WITH claimed AS (
         LIMIT 1
         FOR UPDATE OF q SKIP LOCKED
     )
-    RETURNING w.id, w.work_item, w.attempt_count, w.session_id
+    RETURNING w.id, w.work_item, w.attempt_count, w.session_id, w.lock_token
 )
-SELECT id, work_item, attempt_count, session_id, NULL::float8 AS next_visible_ms
+SELECT id, work_item, attempt_count, session_id, lock_token, NULL::float8 AS next_visible_ms
 FROM claimed
 UNION ALL
-SELECT NULL, NULL, NULL, NULL,
+SELECT NULL, NULL, NULL, NULL, NULL,
        CASE WHEN $9::boolean THEN (
            SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
            FROM __SCHEMA__.worker_queue AS q

@@ -9,7 +9,7 @@ WITH given AS (
         locked_at = NULL,
         backoff_jitter = 0,
         attempt_count = GREATEST(attempt_count - 1, 0)
-    WHERE lock_token = $1
+    WHERE id = __SCHEMA__.token_work_item($1) AND lock_token = $1
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM given)

@@ -2,4 +2,4 @@
 -- when its lease expired (not when it was superseded or cancelled).
 SELECT instance_id, execution_id, attempt_count
 FROM __SCHEMA__.worker_queue
-WHERE lock_token = $1
+WHERE id = __SCHEMA__.token_work_item($1) AND lock_token = $1

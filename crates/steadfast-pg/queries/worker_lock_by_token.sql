@@ -2,5 +2,5 @@
 -- item is gone (cancelled) or its lease was taken over.
 SELECT id
 FROM __SCHEMA__.worker_queue
-WHERE lock_token = $1
+WHERE id = __SCHEMA__.token_work_item($1) AND lock_token = $1
 FOR UPDATE

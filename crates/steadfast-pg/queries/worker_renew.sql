@@ -11,7 +11,8 @@ WITH renewed AS (
             ELSE LEAST(clock_timestamp() + $2::float8 * interval '1 millisecond',
                        w.locked_at + $3::float8 * interval '1 millisecond')
         END
-    WHERE w.lock_token = $1 AND w.locked_until > clock_timestamp()
+    WHERE w.id = __SCHEMA__.token_work_item($1) AND w.lock_token = $1
+      AND w.locked_until > clock_timestamp()
       AND ($3::float8 IS NULL OR w.locked_at IS NULL
            OR w.locked_at + $3::float8 * interval '1 millisecond' > clock_timestamp())
     RETURNING w.session_id
@@ -20,7 +21,8 @@ SELECT EXISTS (SELECT 1 FROM renewed) AS renewed,
        (SELECT r.session_id FROM renewed AS r) AS session_id,
        CASE WHEN EXISTS (SELECT 1 FROM renewed) THEN false
             ELSE EXISTS (SELECT 1 FROM __SCHEMA__.worker_queue AS w
-                         WHERE w.lock_token = $1 AND $3::float8 IS NOT NULL
+                         WHERE w.id = __SCHEMA__.token_work_item($1)
+                           AND w.lock_token = $1 AND $3::float8 IS NOT NULL
                            AND w.locked_at + $3::float8 * interval '1 millisecond'
                                <= clock_timestamp())
        END AS past_deadline

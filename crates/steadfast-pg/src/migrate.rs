@@ -44,10 +44,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "function_revisions",
         sql: include_str!("../migrations/0004_function_revisions.sql"),
     },
+    Migration {
+        version: 5,
+        name: "hot_claims",
+        sql: include_str!("../migrations/0005_hot_claims.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// Every revision of every function file, one `name revision checksum` line each, oldest
 /// first; lines are only ever added (see [`revision_of`]).
@@ -90,6 +95,14 @@ const FUNCTIONS: &[(&str, &str)] = &[
     (
         "redelivery_at",
         include_str!("../functions/redelivery_at.sql"),
+    ),
+    (
+        "token_instance",
+        include_str!("../functions/token_instance.sql"),
+    ),
+    (
+        "token_work_item",
+        include_str!("../functions/token_work_item.sql"),
     ),
     ("stamp_lease", include_str!("../functions/stamp_lease.sql")),
     (

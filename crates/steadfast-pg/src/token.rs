@@ -5,13 +5,17 @@
 //! - `sf2.<random>.<generation>.<hex(instance id)>`: orchestrator claims (built by
 //!   `claim_orchestration`);
 //! - `sf1.<random>.<hex(instance id)>`: orchestrator claims of builds before generations
-//!   (no generation), and worker claims (empty instance).
+//!   (no generation), and worker claims of builds before schema version 5 (empty instance);
+//! - `sfw.<random>.<worker_queue id>`: worker claims (the claim appends the id).
+//!
+//! The database finds a token's row from what the token names (`functions/token_instance.sql`,
+//! `functions/token_work_item.sql`), so no index on a lock token is needed.
 
 use rand::Rng;
 
-/// A worker-queue token: only ever compared for equality with the row it was issued on.
-pub(crate) fn new_worker_token() -> String {
-    format!("sf1.{}.", new_nonce())
+/// The start of a worker-queue token; the claim appends the id of the row it takes.
+pub(crate) fn new_worker_token_prefix() -> String {
+    format!("sfw.{}.", new_nonce())
 }
 
 /// The random middle part of a token. The orchestrator claim passes it to the database,
@@ -96,7 +100,8 @@ mod tests {
             assert_eq!(token_instance(&v1).as_deref(), Some(id));
             assert_eq!(issued(&v1).unwrap().generation, None);
         }
-        assert_ne!(new_worker_token(), new_worker_token());
+        assert_ne!(new_worker_token_prefix(), new_worker_token_prefix());
+        assert_eq!(issued(&format!("{}12", new_worker_token_prefix())), None);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::orchestration::millis;
 use crate::polling::ClaimOutcome;
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
-use crate::token::new_worker_token;
+use crate::token::new_worker_token_prefix;
 use crate::turn::activity_poison_details;
 use crate::wake::Enqueued;
 
@@ -177,15 +177,15 @@ impl PostgresProvider {
                 return Ok(ClaimOutcome::Exhausted);
             }
             tries += 1;
-            let token = new_worker_token();
             let (row, guard) = match self
-                .claim_work_once(&token, lock_timeout, session, tag_mode, tags)
+                .claim_work_once(lock_timeout, session, tag_mode, tags)
                 .await?
             {
                 Ok(claimed) => claimed,
                 Err(next_visible_ms) => return Ok(ClaimOutcome::Empty(next_visible_ms)),
             };
             let id: i64 = row.get(0);
+            let token: String = row.get("lock_token");
             let text: String = row.get(1);
             let attempt_count = row.get::<i32, _>(2).max(0) as u32;
             let session_id: Option<String> = row.get(3);
@@ -243,7 +243,6 @@ impl PostgresProvider {
     /// until the next delayed item becomes visible, if read.
     async fn claim_work_once(
         &self,
-        token: &str,
         lock_timeout: Duration,
         session: Option<&SessionFetchConfig>,
         tag_mode: &i32,
@@ -254,7 +253,7 @@ impl PostgresProvider {
         let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
         let mut args = PgArguments::default();
         let bound = (|| {
-            args.add(token)?;
+            args.add(new_worker_token_prefix())?;
             args.add(millis(crate::deadline::first_lease(
                 lock_timeout,
                 claim.max_activity_duration,
@@ -271,11 +270,13 @@ impl PostgresProvider {
             ProviderError::permanent(FETCH, format!("binding claim arguments: {e}"))
         })?;
         let give_back = self.worker_give_back.clone();
-        let armed = token.to_string();
         let (row, guard) = self
             .fetch_one_detached(FETCH, &self.q.worker_claim, args, move |row| {
-                let claimed = row.get::<Option<i64>, _>(0).is_some();
-                claimed.then(|| give_back.arm(armed))
+                let token = row
+                    .try_get::<Option<String>, _>("lock_token")
+                    .ok()
+                    .flatten();
+                token.map(|token| give_back.arm(token))
             })
             .await?;
         Ok(match guard {
