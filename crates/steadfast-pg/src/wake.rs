@@ -7,10 +7,11 @@
 //! sends them one at a time in their own statement, on a connection of its own whose
 //! commits do not wait for their flush (`synchronous_commit` off: a notification lost in
 //! a crash costs a recheck, and waiting for the flush would add one flush per wake-up
-//! to every enqueue's latency); every request made while one is in flight is folded into
-//! the next, so a process sends at most one at a time however many enqueues it commits. Other processes' listeners wake one idle fetch per queue named;
-//! a listener passes over its own process's notifications (its fetches were woken
-//! directly). A woken fetch that claims something passes the wake on (`polling.rs`).
+//! to every enqueue's latency); every request made while one is in flight, or less than
+//! [`PUBLISH_GAP`] after it, is folded into the next, so a process sends at most one per
+//! gap however many enqueues it commits. Other processes' listeners wake one idle fetch
+//! per queue named; a listener passes over its own process's notifications (its fetches
+//! were woken directly). A woken fetch that claims something passes the wake on (`polling.rs`).
 //!
 //! Payload: the queues (`o`, `w` or `ow`), a space, the sending process's nonce.
 //!
@@ -38,6 +39,14 @@ pub(crate) const END_PAYLOAD_CHARS: usize = 1000;
 
 const ORCHESTRATOR: u8 = 1;
 const WORKER: u8 = 2;
+
+/// The least time between two notifications of one process. Each is a transaction of its
+/// own; sent as soon as asked, a process sent one per enqueue under load (about two per
+/// orchestration in the throughput benchmark, docs/benchmarks.md run 16), since one
+/// seldom had anything to fold into it.
+/// The gap bounds them (at most 200 a second per process) and delays only other processes'
+/// wake-ups, by at most the gap (this process's fetches are woken directly).
+const PUBLISH_GAP: Duration = Duration::from_millis(5);
 
 /// After a failed NOTIFY, the publisher waits this long before it tries again (the
 /// requests stay pending; fetches still recheck on their own).
@@ -283,6 +292,10 @@ async fn publish_loop(
             publish.pending.fetch_or(bits, Ordering::AcqRel);
             tokio::time::sleep(PUBLISH_RETRY).await;
             publish.kick.notify_one();
+        } else {
+            // Requests meanwhile leave their bits and a permit on `kick`: the next round
+            // sends them all at once.
+            tokio::time::sleep(PUBLISH_GAP).await;
         }
     }
 }

@@ -973,7 +973,7 @@ async fn other_processes_are_woken_after_the_commit() {
     let mut ends = sqlx::postgres::PgListener::connect(&common::database_url())
         .await
         .unwrap();
-    ends.listen(&format!("{}_end", wake_channel(&h).await))
+    ends.listen(&format!("{}_end", h.wake_channel().await))
         .await
         .unwrap();
     let orchestration = spawn_long_poll(&remote);
@@ -1030,21 +1030,13 @@ async fn other_processes_are_woken_after_the_commit() {
     h.drop().await;
 }
 
-async fn wake_channel(h: &Harness) -> String {
-    sqlx::query_scalar("SELECT 'steadfast_' || left(md5($1), 16)")
-        .bind(&h.schema)
-        .fetch_one(h.provider.pool())
-        .await
-        .unwrap()
-}
-
 /// No enqueue notifies inside its own transaction (a NOTIFY there serialises commits until
 /// each is flushed): the enqueue statement the provider runs, committed on its own,
 /// reaches no listener of the schema's channel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enqueue_statements_send_no_notification() {
     let h = Harness::new("quiet_enqueue", |_| {}).await;
-    let channel = wake_channel(&h).await;
+    let channel = h.wake_channel().await;
     let mut listener = sqlx::postgres::PgListener::connect(&common::database_url())
         .await
         .unwrap();

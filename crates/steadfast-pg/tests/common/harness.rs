@@ -248,6 +248,16 @@ impl Harness {
         tx
     }
 
+    /// The schema's wake-up channel (queries/notify_channel.sql); ended executions are
+    /// announced on its name + `_end`.
+    pub async fn wake_channel(&self) -> String {
+        sqlx::query_scalar(include_str!("../../queries/notify_channel.sql"))
+            .bind(&self.schema)
+            .fetch_one(self.provider.pool())
+            .await
+            .unwrap()
+    }
+
     pub fn sql(&self, sql: &str) -> String {
         sql.replace("S.", &format!("\"{}\".", self.schema))
     }
