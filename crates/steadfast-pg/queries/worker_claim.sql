@@ -1,7 +1,8 @@
 -- Claim the oldest eligible work item in one statement, and return its lock token. SKIP
--- LOCKED: rows another transaction holds are passed over, never waited for. An expired lease is eligible only
--- after its redelivery backoff. Session items are eligible when their session is unowned
--- (or its lease expired) or owned by $8; with $8 NULL only non-session items are.
+-- LOCKED: rows another transaction holds are passed over, never waited for. An expired
+-- lease is eligible only after its redelivery backoff. Session items are eligible when
+-- their session is unowned (or its lease expired) or owned by $8; with $8 NULL only
+-- non-session items are.
 -- Nothing claimed, one row with id NULL and, if $9, the milliseconds until the next
 -- delayed item becomes visible (NULL if none), so an empty long poll costs one statement.
 -- $1 token prefix (the token is the prefix and the id: functions/token_work_item.sql),

@@ -43,9 +43,9 @@ const WORKER: u8 = 2;
 /// The least time between two notifications of one process. Each is a transaction of its
 /// own; sent as soon as asked, a process sent one per enqueue under load (about two per
 /// orchestration in the throughput benchmark, docs/benchmarks.md run 16), since one
-/// seldom had anything to fold into it.
-/// The gap bounds them (at most 200 a second per process) and delays only other processes'
-/// wake-ups, by at most the gap (this process's fetches are woken directly).
+/// seldom had anything to fold into it. The gap bounds them (at most 200 a second per
+/// process) and delays only other processes' wake-ups, by at most the gap (this process's
+/// fetches are woken directly).
 const PUBLISH_GAP: Duration = Duration::from_millis(5);
 
 /// After a failed NOTIFY, the publisher waits this long before it tries again (the

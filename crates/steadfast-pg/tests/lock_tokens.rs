@@ -152,8 +152,9 @@ async fn a_worker_token_names_its_row_and_garbage_names_nothing() {
     h.drop().await;
 }
 
-/// Tokens that name no row (malformed, or naming another row than the one they lock) are
-/// refused by every call that takes one, without a database error.
+/// Tokens that name no row (malformed, or naming another row than the one they lock), and
+/// forged ones that name the right row with another nonce, are refused by every call that
+/// takes one, without a database error, and leave the real lease as it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_that_name_no_row_are_refused() {
     let h = Harness::new("token_refused", |_| {}).await;
@@ -171,7 +172,14 @@ async fn tokens_that_name_no_row_are_refused() {
     let other_instance = format!("sf2.{nonce}.1.6a"); // "j"
     let work_nonce = work_token.split('.').nth(1).unwrap();
     let other_row = format!("sfw.{work_nonce}.999999");
-    for bad in [not_utf8.as_str(), other_instance.as_str(), "garbage"] {
+    let forged = token.replacen(nonce, &"0".repeat(32), 1);
+    let forged_work = work_token.replacen(work_nonce, &"0".repeat(32), 1);
+    for bad in [
+        not_utf8.as_str(),
+        other_instance.as_str(),
+        forged.as_str(),
+        "garbage",
+    ] {
         let ack = p
             .ack_orchestration_item(bad, 1, vec![], vec![], vec![], running_metadata(), vec![])
             .await
@@ -188,7 +196,12 @@ async fn tokens_that_name_no_row_are_refused() {
             .expect_err(bad);
         assert!(!abandon.is_retryable(), "{bad}: {abandon:?}");
     }
-    for bad in [other_row.as_str(), token.as_str(), "garbage"] {
+    for bad in [
+        other_row.as_str(),
+        forged_work.as_str(),
+        token.as_str(),
+        "garbage",
+    ] {
         let ack = p.ack_work_item(bad, None).await.expect_err(bad);
         assert!(!ack.is_retryable(), "{bad}: {ack:?}");
         let renew = p
