@@ -80,7 +80,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, p_next_visible boolean DEFAULT false, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[], OUT next_visible_ms double precision) RETURNS record
+CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, p_next_visible boolean DEFAULT false, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[], OUT next_visible_ms double precision, OUT more_ready boolean) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -400,6 +400,7 @@ BEGIN
                 v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
                 (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
             outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
+            more_ready := cardinality(v_candidates) > 1;
             RETURN;
         END LOOP;
     END LOOP;

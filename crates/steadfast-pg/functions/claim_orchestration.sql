@@ -1,5 +1,6 @@
 -- Created, not replaced: a change of its OUT columns needs the old definition gone first
--- (both signatures: before and since p_next_visible).
+-- (both signatures: before and since p_next_visible). Callers name the columns they read,
+-- so one that predates an OUT column keeps working.
 DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
     text, float8, real, integer, integer, integer, float8, float8, float8,
     boolean, integer[], integer[], integer, text, integer, integer, bigint);
@@ -60,6 +61,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- instance whose earliest ready message is delayed becomes a candidate (NULL if none), so
 -- an empty long poll costs one statement. It is read here, not by the calling statement,
 -- whose snapshot predates the ready_at this call may have settled.
+-- 'claimed' also returns more_ready: whether the round's candidates held another instance
+-- (taken or not), for a woken fetch deciding whether to wake another (src/polling.rs).
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -74,7 +77,7 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     OUT history_events text[],
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
     OUT lease_ms float8, OUT parked_instances integer,
-    OUT stopped text[], OUT next_visible_ms float8
+    OUT stopped text[], OUT next_visible_ms float8, OUT more_ready boolean
 ) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
@@ -392,6 +395,7 @@ BEGIN
                 v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
                 (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
             outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
+            more_ready := cardinality(v_candidates) > 1;
             RETURN;
         END LOOP;
     END LOOP;

@@ -4,7 +4,7 @@
 SELECT outcome, tries, claimed_instance, token, msg_ids, msg_items, msg_attempts,
        orch_name, orch_version, exec_id, has_instance, history_events,
        kv_keys, kv_values, kv_times, parked_instances,
-       stopped, next_visible_ms
+       stopped, next_visible_ms, more_ready
 FROM __SCHEMA__.claim_orchestration(
     p_nonce => $1, p_lock_ms => $2, p_jitter => $3,
     p_scan => $4, p_fanout => $5, p_max_tries => $6, p_max_ms => $7,

@@ -8,7 +8,8 @@
 -- $1 token prefix (the token is the prefix and the id: functions/token_work_item.sql),
 -- $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
 -- $6 tag mode (0 untagged only, 1 listed tags, 2 untagged or listed, 3 any), $7 tags,
--- $8 session owner, $9 whether to read the next visible time.
+-- $8 session owner, $9 whether to read the next visible time, $10 whether to read
+-- more_ready (below).
 WITH claimed AS (
     UPDATE __SCHEMA__.worker_queue AS w
     SET lock_token = $1 || w.id,
@@ -40,13 +41,25 @@ WITH claimed AS (
     )
     RETURNING w.id, w.work_item, w.attempt_count, w.session_id, w.lock_token
 )
-SELECT id, work_item, attempt_count, session_id, lock_token, NULL::float8 AS next_visible_ms
-FROM claimed
+SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
+       NULL::float8 AS next_visible_ms,
+       -- Whether any other item looked ready: unlocked or its lease expired, whatever its
+       -- tag or session, so that a fetch passing a wake-up on (src/polling.rs) never
+       -- misses work the next could take. This snapshot predates the claim: hence the id.
+       CASE WHEN $10::boolean THEN EXISTS (
+           SELECT 1
+           FROM __SCHEMA__.worker_queue AS q
+           WHERE q.visible_at <= clock_timestamp()
+             AND q.id <> c.id
+             AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
+       ) END AS more_ready
+FROM claimed AS c
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL,
        CASE WHEN $9::boolean THEN (
            SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
            FROM __SCHEMA__.worker_queue AS q
            WHERE q.visible_at > clock_timestamp()
-       ) END
+       ) END,
+       NULL
 WHERE NOT EXISTS (SELECT 1 FROM claimed)

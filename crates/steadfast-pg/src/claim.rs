@@ -248,7 +248,7 @@ impl PostgresProvider {
         // Every lease this fetch stamps (claim, restamp, lease book): cut at the deadline.
         let lease =
             crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration);
-        self.poll(QueueKind::Orchestrator, poll_timeout, || {
+        self.poll(QueueKind::Orchestrator, poll_timeout, |_| {
             self.claim_orchestration(lease, bounds)
         })
         .await
@@ -348,6 +348,7 @@ impl PostgresProvider {
     ) -> Result<Attempt, ProviderError> {
         let instance: String = row.get("claimed_instance");
         let token: String = row.get("token");
+        let more_ready = row.get::<Option<bool>, _>("more_ready").unwrap_or(true);
         let claimed = decode_messages(row);
 
         if !claimed.undecodable.is_empty() {
@@ -399,11 +400,10 @@ impl PostgresProvider {
             history_error: loaded.history_error,
             kv_snapshot,
         };
-        Ok(Some(ClaimOutcome::Claimed((
-            item,
-            token,
-            claimed.attempt_count,
-        ))))
+        Ok(Some(ClaimOutcome::Claimed(
+            (item, token, claimed.attempt_count),
+            more_ready,
+        )))
     }
 
     /// One diagnostic per instance the claim statement stopped instead of handing it out

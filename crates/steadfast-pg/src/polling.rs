@@ -2,8 +2,9 @@
 //! notification, the next known visibility time or the recheck interval (never past the
 //! caller's `poll_timeout`), and claim again. In session-free mode there is no waiting.
 //! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
-//! claims something passes the wake on to the next, so a burst of work fans out over
-//! idle dispatchers one by one instead of waking all of them for every enqueue. While
+//! claims something and saw more work ready passes the wake on to the next, so a burst of
+//! work fans out over idle dispatchers one by one instead of waking all of them for every
+//! enqueue, and a single item wakes one fetch, not two. While
 //! claims fail with retryable errors, every fetch backs off together (`fetch_gate.rs`).
 
 use std::future::Future;
@@ -23,7 +24,11 @@ use crate::provider::PostgresProvider;
 const GATED_MIN_WAIT: Duration = Duration::from_millis(10);
 
 pub(crate) enum ClaimOutcome<T> {
-    Claimed(T),
+    /// Claimed, and whether the claim saw more work ready (only asked of a woken fetch's
+    /// claim; a claim that cannot tell says true). It may count work this fetch could not
+    /// take (another tag, a session owned elsewhere), never miss work it could: a missed
+    /// item would wait for the recheck.
+    Claimed(T, bool),
     /// Nothing eligible right now, with the milliseconds until the queue's next delayed
     /// work becomes visible, as the claim read it (None: nothing delayed, or not read
     /// because this provider does not long-poll).
@@ -40,7 +45,7 @@ impl PostgresProvider {
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
-        F: FnMut() -> Fut,
+        F: FnMut(bool) -> Fut,
         Fut: Future<Output = Result<ClaimOutcome<T>, ProviderError>>,
     {
         let wake = self.enqueue_wake(queue);
@@ -61,7 +66,7 @@ impl PostgresProvider {
                 }
             };
             let started = Instant::now();
-            let outcome = claim().await;
+            let outcome = claim(woken).await;
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -69,8 +74,8 @@ impl PostgresProvider {
                 Err(_) => self.fetch_gate.released(pass),
             }
             let next_visible_ms = match outcome? {
-                ClaimOutcome::Claimed(item) => {
-                    if let (true, Some(notify)) = (woken, &wake) {
+                ClaimOutcome::Claimed(item, more_ready) => {
+                    if let (true, true, Some(notify)) = (woken, more_ready, &wake) {
                         notify.notify_one();
                     }
                     return Ok(Some(item));
@@ -96,7 +101,7 @@ impl PostgresProvider {
 
 fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'static str {
     match outcome {
-        Ok(ClaimOutcome::Claimed(_)) => "claimed",
+        Ok(ClaimOutcome::Claimed(..)) => "claimed",
         Ok(ClaimOutcome::Empty(_)) => "empty",
         Ok(ClaimOutcome::Exhausted) => "exhausted",
         Err(_) => "error",

@@ -142,8 +142,8 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        self.poll(QueueKind::Worker, poll_timeout, || {
-            self.claim_work(lock_timeout, session, &tags)
+        self.poll(QueueKind::Worker, poll_timeout, |tell_more| {
+            self.claim_work(lock_timeout, session, &tags, tell_more)
         })
         .await
     }
@@ -153,6 +153,7 @@ impl PostgresProvider {
         lock_timeout: Duration,
         session: Option<&SessionFetchConfig>,
         (tag_mode, tags): &(i32, Vec<String>),
+        tell_more: bool,
     ) -> Result<ClaimOutcome<FetchedWork>, ProviderError> {
         let claim = &self.options.claim;
         let started = Instant::now();
@@ -178,7 +179,7 @@ impl PostgresProvider {
             }
             tries += 1;
             let (row, guard) = match self
-                .claim_work_once(lock_timeout, session, tag_mode, tags)
+                .claim_work_once(lock_timeout, session, tag_mode, tags, tell_more)
                 .await?
             {
                 Ok(claimed) => claimed,
@@ -189,6 +190,7 @@ impl PostgresProvider {
             let text: String = row.get(1);
             let attempt_count = row.get::<i32, _>(2).max(0) as u32;
             let session_id: Option<String> = row.get(3);
+            let more_ready = row.get::<Option<bool>, _>("more_ready").unwrap_or(true);
             let item = match serde_json::from_str::<WorkItem>(&text) {
                 Ok(item) => item,
                 Err(e) => {
@@ -233,20 +235,25 @@ impl PostgresProvider {
                 }
             }
             guard.disarm();
-            return Ok(ClaimOutcome::Claimed((item, token, attempt_count)));
+            return Ok(ClaimOutcome::Claimed(
+                (item, token, attempt_count),
+                more_ready,
+            ));
         }
     }
 
     /// One autocommit claim statement, run on its own task and armed with a give-back as
     /// soon as it returns a claimed row (see `give_back`): a fetch cancelled while the
     /// statement runs leaves no item leased to nobody. Nothing claimed: the milliseconds
-    /// until the next delayed item becomes visible, if read.
+    /// until the next delayed item becomes visible, if read. With `tell_more`, the claimed
+    /// row's `more_ready` says whether any other item looked ready.
     async fn claim_work_once(
         &self,
         lock_timeout: Duration,
         session: Option<&SessionFetchConfig>,
         tag_mode: &i32,
         tags: &[String],
+        tell_more: bool,
     ) -> Result<Result<(PgRow, ClaimGuard), Option<f64>>, ProviderError> {
         let claim = &self.options.claim;
         let backoff = &claim.redelivery_backoff;
@@ -264,7 +271,8 @@ impl PostgresProvider {
             args.add(*tag_mode)?;
             args.add(tags)?;
             args.add(session.map(|s| s.owner_id.as_str()))?;
-            args.add(!self.session_free())
+            args.add(!self.session_free())?;
+            args.add(tell_more)
         })();
         bound.map_err(|e| {
             ProviderError::permanent(FETCH, format!("binding claim arguments: {e}"))
