@@ -80,6 +80,12 @@ export declare class NativeProvider {
   /** The PostgreSQL schema, or null for SQLite. */
   schema(): string | null
   /**
+   * Hand a new password (e.g. a refreshed access token) to this provider and to every
+   * runtime built on it, for the connections they open from now on. Only for a
+   * provider connected with `password`.
+   */
+  setPassword(password: string): void
+  /**
    * Close the PostgreSQL pool (no-op for SQLite). Runtimes built on this provider use
    * their own pool and are not affected.
    */
@@ -409,4 +415,6 @@ export interface PostgresConnectOptions {
   /** `"listen"` (default) or `"sessionFree"`. */
   polling?: string
   runMigrations?: boolean
+  /** In place of the URL's password, and changeable later with `setPassword`. */
+  password?: string
 }

@@ -21,6 +21,7 @@ const DOCS_TABLE_HEADER = '| option | range | default | meaning |'
 const DOCS_HEADINGS = {
   RuntimeOptions: '## Runtime options',
   PostgresConnectOptions: '### PostgreSQL provider options',
+  PostgresEntraOptions: '### Entra ID options',
   ListDeadLettersOptions: '#### `listDeadLetters` options',
   PurgeDeadLettersOptions: '#### `purgeDeadLetters` options',
   ListInstancesOptions: '#### `listInstances` options',
@@ -72,6 +73,8 @@ function rangeText(rule) {
       return `${Object.keys(tables.BACKOFFS).map(quoted).join(', ')} or ${code('{ kind, … }')}`
     case 'logger':
       return `object with ${['debug', 'info', 'warn', 'error'].map(code).join(', ')} methods`
+    case 'tokenSource':
+      return 'a function'
     default:
       throw new Error(`no range text for kind ${rule.kind}`)
   }
@@ -111,6 +114,8 @@ function typeText(rule) {
       return 'Backoff'
     case 'logger':
       return 'Logger'
+    case 'tokenSource':
+      return 'TokenSource'
     default:
       throw new Error(`no type for kind ${rule.kind}`)
   }

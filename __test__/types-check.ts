@@ -25,6 +25,17 @@ declare function use(...values: unknown[]): void
 
 async function main(): Promise<void> {
   const provider = Math.random() > 0.5 ? await SqliteProvider.inMemory() : await PostgresProvider.connectWithOptions({ url: 'postgres://u@h/db', schema: 'app', polling: 'sessionFree' })
+  const entra = await PostgresProvider.connectWithEntra('db.postgres.database.azure.com', 5432, 'app', 'app-identity', {
+    refreshIntervalMs: 600_000,
+    getToken: async () => ({ token: 'eyJ...', expiresOnTimestamp: Date.now() + 3_600_000 }),
+  })
+  use(entra.schema, await PostgresProvider.connectWithSchemaAndEntra('h', 5432, 'db', 'u', 'app', { sslMode: 'verify-ca', getToken: () => 'token' }))
+  // @ts-expect-error no plaintext connections for tokens
+  use(PostgresProvider.connectWithEntra('h', 5432, 'db', 'u', { sslMode: 'disable' }))
+  // @ts-expect-error a token is a string or { token }
+  use(PostgresProvider.connectWithEntra('h', 5432, 'db', 'u', { getToken: () => 42 }))
+  // @ts-expect-error the port is a number
+  use(PostgresProvider.connectWithEntra('h', '5432', 'db', 'u'))
   const options: RuntimeOptions = { maxAttempts: 3, workerTagFilter: { tags: ['gpu'] }, fetchFanout: 4, orphanTimeoutMs: 60_000, logFormat: 'json' }
   const rt = new Runtime(provider, options)
   rt.registerActivityTyped('Mul', async (_ctx, input: { a: number; b: number }) => input.a * input.b)

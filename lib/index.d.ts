@@ -47,6 +47,7 @@ export type SteadfastErrorCode =
   | 'ERR_STEADFAST_UNSUPPORTED'
   | 'ERR_STEADFAST_PANIC'
   | 'ERR_STEADFAST_ORCHESTRATION_FAILED'
+  | 'ERR_STEADFAST_ENTRA_TOKEN'
 
 /**
  * Throw it from an activity to fail it for good: a retry policy
@@ -106,6 +107,28 @@ export interface PostgresConnectOptions {
   runMigrations?: boolean
 }
 
+/** A Microsoft Entra ID access token, as `getToken` may give it (@azure/identity's `AccessToken` fits). */
+export type EntraToken = string | { token: string; expiresOnTimestamp?: number }
+
+/** Where a provider's Entra tokens come from, instead of the default credentials. */
+export type TokenSource = () => EntraToken | Promise<EntraToken>
+
+/** Options of {@link PostgresProvider.connectWithEntra} and {@link PostgresProvider.connectWithSchemaAndEntra}. */
+export interface PostgresEntraOptions {
+  /** The token's scope, 1–1024 bytes (another cloud has its own). Default `'https://ossrdbms-aad.database.windows.net/.default'`. */
+  audience?: string
+  /** Pool size, 2–1000. Default 10 (or env `STEADFAST_PG_POOL_MAX`). */
+  maxConnections?: number
+  /** Wait for a pooled connection, 1–600000 ms. Default 30000. */
+  acquireTimeoutMs?: number
+  /** Longest time a token is used for new connections, 1000–86400000 ms; a token is also replaced 5 minutes before it expires. Default 1200000. */
+  refreshIntervalMs?: number
+  /** TLS certificate checks: `'verify-full'` (the server's name and chain), `'verify-ca'` (the chain), `'require'` (encryption only). Default `'verify-full'`. */
+  sslMode?: 'verify-full' | 'verify-ca' | 'require'
+  /** Fetches each token (e.g. `() => credential.getToken(scope)` with @azure/identity). Default: workload identity, then managed identity, then the Azure CLI. */
+  getToken?: TokenSource
+}
+
 /**
  * steadfast-pg, the PostgreSQL provider whose claims never block and whose poison
  * dispositions survive lost leases.
@@ -123,11 +146,28 @@ export class PostgresProvider {
   static connectWithSchema(databaseUrl: string, schema: string): Promise<PostgresProvider>
   /** Connect with explicit options (validated first; errors name the field and the rule). */
   static connectWithOptions(options: PostgresConnectOptions): Promise<PostgresProvider>
+  /**
+   * Connect to Azure Database for PostgreSQL as `user` with a Microsoft Entra ID token for a
+   * password (`sslmode` as `options.sslMode`), schema `"steadfast"`. The token is refreshed
+   * for this provider and every runtime started on it until {@link close}; a failed refresh
+   * keeps the last token, is retried sooner, and is reported by `process.emitWarning`.
+   * Rejects with `ERR_STEADFAST_ENTRA_TOKEN` when no token can be had.
+   */
+  static connectWithEntra(host: string, port: number, database: string, user: string, options?: PostgresEntraOptions): Promise<PostgresProvider>
+  /** {@link connectWithEntra} with the tables in `schema` (created if missing). */
+  static connectWithSchemaAndEntra(
+    host: string,
+    port: number,
+    database: string,
+    user: string,
+    schema: string,
+    options?: PostgresEntraOptions,
+  ): Promise<PostgresProvider>
   /** Always `"postgres"`. */
   readonly kind: 'postgres'
   /** The schema the tables live in. */
   readonly schema: string
-  /** Close this provider's pool. Runtimes started on it keep their own pool until shutdown. */
+  /** Close this provider's pool and stop its Entra token refresh (keep it open while runtimes started on it run: they get their tokens from it). Runtimes started on it keep their own pool until shutdown. */
   close(): Promise<void>
 }
 

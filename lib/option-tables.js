@@ -20,6 +20,10 @@ const MAX_TIMEOUT_MS = 0xffff_ffff
 const MAX_INSTANCE_ID_BYTES = 1024
 /** Longest file path (SQLite database, log file), in UTF-8 bytes: Linux's PATH_MAX. */
 const MAX_PATH_BYTES = 4096
+/** Longest host name (DNS). */
+const MAX_HOST_BYTES = 253
+/** Longest database or role name PostgreSQL keeps (NAMEDATALEN - 1); Entra principal names fit. */
+const MAX_IDENTIFIER_BYTES = 63
 /** Most instance ids in one bulk filter, and its largest `limit`. */
 const MAX_BULK_INSTANCES = 10_000
 /** Largest page of dead letters. */
@@ -91,6 +95,16 @@ const POSTGRES_FIELDS = {
   statementTimeoutMs: int(1, 3_600_000, { default: 60_000 }),
   polling: { kind: 'enum', values: ['listen', 'sessionFree'], default: 'listen' },
   runMigrations: { kind: 'boolean', default: true },
+}
+
+/** `PostgresProvider.connectWithEntra(…, options)` and `connectWithSchemaAndEntra(…, options)`. */
+const ENTRA_FIELDS = {
+  audience: { kind: 'string', maxBytes: 1024, default: 'https://ossrdbms-aad.database.windows.net/.default' },
+  maxConnections: int(2, 1000, { default: 10 }),
+  acquireTimeoutMs: int(1, 600_000, { default: 30_000 }),
+  refreshIntervalMs: int(1_000, DAY_MS, { default: 1_200_000 }),
+  sslMode: { kind: 'enum', values: ['verify-full', 'verify-ca', 'require'], default: 'verify-full' },
+  getToken: { kind: 'tokenSource', defaultText: 'workload identity, then managed identity, then the Azure CLI' },
 }
 
 const INSTANCE_ID = { kind: 'string', maxBytes: MAX_INSTANCE_ID_BYTES }
@@ -204,6 +218,7 @@ const METRICS_SERVER_FIELDS = {
 const OPTION_TABLES = {
   RuntimeOptions: RUNTIME_FIELDS,
   PostgresConnectOptions: POSTGRES_FIELDS,
+  PostgresEntraOptions: ENTRA_FIELDS,
   ListDeadLettersOptions: DEAD_LETTER_LIST_FIELDS,
   PurgeDeadLettersOptions: DEAD_LETTER_PURGE_FIELDS,
   ListInstancesOptions: LIST_INSTANCES_FIELDS,
@@ -223,12 +238,15 @@ module.exports = {
   MAX_TIMEOUT_MS,
   MAX_INSTANCE_ID_BYTES,
   MAX_PATH_BYTES,
+  MAX_HOST_BYTES,
+  MAX_IDENTIFIER_BYTES,
   MAX_DEAD_LETTER_PAGE,
   MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES,
   TAG_FILTER_MODES,
   RUNTIME_FIELDS,
   POSTGRES_FIELDS,
+  ENTRA_FIELDS,
   METRICS_SERVER_FIELDS,
   START_FIELDS,
   DEAD_LETTER_LIST_FIELDS,

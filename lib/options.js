@@ -48,6 +48,11 @@ function checkField(name, rule, value) {
       return checkBackoff(name, value)
     case 'logger':
       return requireLogger(name, value)
+    case 'tokenSource':
+      if (typeof value !== 'function') {
+        throw typeError('ERR_INVALID_ARG_TYPE', `${name} must be a function returning a token (got ${args.describeValue(value)})`)
+      }
+      return value
     default:
       throw new Error(`internal: unknown option kind ${rule.kind}`)
   }
@@ -169,6 +174,14 @@ function postgresOptions(options) {
   return applyTable('options', options, POSTGRES_FIELDS)
 }
 
+/** Validate the Entra connect options; returns them with defaults filled in. */
+function entraOptions(options) {
+  const out = applyOptionalTable('options', options, tables.ENTRA_FIELDS)
+  const filled = { ...out }
+  for (const field of ['audience', 'acquireTimeoutMs', 'refreshIntervalMs', 'sslMode']) filled[field] = effective(out, tables.ENTRA_FIELDS, field)
+  return filled
+}
+
 /** Validate Client.listDeadLetters options; returns them with defaults filled in. */
 function deadLetterListOptions(options) {
   const out = applyOptionalTable('options', options, DEAD_LETTER_LIST_FIELDS)
@@ -200,6 +213,7 @@ function deadLetterPurgeOptions(options) {
 }
 
 module.exports = {
+  entraOptions,
   RUNTIME_FIELDS,
   POSTGRES_FIELDS,
   MAX_DEAD_LETTER_PAGE: tables.MAX_DEAD_LETTER_PAGE,

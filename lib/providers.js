@@ -1,10 +1,12 @@
 'use strict'
 
 const native = require('./native')
-const { callAsync, typeError } = require('./errors')
-const { postgresOptions } = require('./options')
-const { requireString, requireInstance } = require('./args')
-const { MAX_PATH_BYTES } = require('./option-tables')
+const { callAsync, callSync, typeError } = require('./errors')
+const { postgresOptions, entraOptions } = require('./options')
+const { requireString, requireInstance, integer } = require('./args')
+const { tokenSource, TokenRefresh } = require('./entra')
+const { checkSchema } = require('./database-url')
+const { MAX_PATH_BYTES, MAX_HOST_BYTES, MAX_IDENTIFIER_BYTES } = require('./option-tables')
 
 const CONSTRUCT = Symbol('steadfast.provider.construct')
 
@@ -51,15 +53,55 @@ class PostgresProvider extends Provider {
     return new PostgresProvider(CONSTRUCT, await callAsync(() => native.connectPostgres(checked)))
   }
 
+  static async connectWithEntra(host, port, database, user, options) {
+    return connectEntra(host, port, database, user, undefined, options)
+  }
+
+  static async connectWithSchemaAndEntra(host, port, database, user, schema, options) {
+    checkSchema('schema', schema)
+    return connectEntra(host, port, database, user, schema, options)
+  }
+
   /** The schema the tables live in. */
   get schema() {
     return this._native.schema()
   }
 
-  /** Close this provider's pool. Runtimes built on it have their own pool. */
+  /** Close this provider's pool (and stop its token refresh). Runtimes built on it have their own pool. */
   async close() {
+    this._refresh?.stop()
     await callAsync(() => this._native.close())
   }
+}
+
+/**
+ * Azure Database for PostgreSQL with a Microsoft Entra ID token as the password (lib/entra.js):
+ * the first token is fetched before connecting, then refreshed for this provider and every
+ * runtime built on it until `close()`.
+ */
+async function connectEntra(host, port, database, user, schema, options) {
+  requireString('host', host, MAX_HOST_BYTES)
+  integer('port', port, 1, 65_535)
+  requireString('database', database, MAX_IDENTIFIER_BYTES)
+  requireString('user', user, MAX_IDENTIFIER_BYTES)
+  const entra = entraOptions(options)
+  const hostPart = host.includes(':') ? `[${host}]` : host
+  const url = `postgres://${encodeURIComponent(user)}@${hostPart}:${port}/${encodeURIComponent(database)}?sslmode=${entra.sslMode}`
+  const connect = postgresOptions({ url, schema, maxConnections: entra.maxConnections, acquireTimeoutMs: entra.acquireTimeoutMs })
+  const fetchToken = tokenSource(entra)
+  const first = await fetchToken()
+  const nativeProvider = await callAsync(() => native.connectPostgres({ ...connect, password: first.token }))
+  const provider = new PostgresProvider(CONSTRUCT, nativeProvider)
+  const refresh = new TokenRefresh(
+    fetchToken,
+    entra.refreshIntervalMs,
+    (token) => callSync(() => nativeProvider.setPassword(token)),
+    (error) => process.emitWarning(`Entra token refresh failed; the last token stays in use: ${error.message}`, { code: error.code ?? 'ERR_STEADFAST_ENTRA_TOKEN' }),
+  )
+  refresh.start(first)
+  /** @internal */
+  provider._refresh = refresh
+  return provider
 }
 
 function nativeOf(provider, name) {

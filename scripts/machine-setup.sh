@@ -4,7 +4,9 @@
 # 1. installs missing system packages (idempotent; apt-get as root) and node_modules,
 # 2. makes sure PostgreSQL answers on 127.0.0.1 with trust auth and a `test`
 #    database, starting the machine's cluster or, failing that, a throwaway one,
-# 3. starts PgBouncer (transaction mode) in front of it for the session-free
+# 3. makes members of the role steadfast_password_auth log in with a password over TCP
+#    (two lines at the top of pg_hba.conf), for the rotating-password (Entra ID) tests,
+# 4. starts PgBouncer (transaction mode) in front of it for the session-free
 #    provider tests, and exports STEADFAST_TEST_DATABASE_URL and
 #    STEADFAST_TEST_PGBOUNCER_URL. A preset variable whose server answers is kept.
 # What it started is stopped by cleanup_test_machine (test.sh traps EXIT with it).
@@ -307,12 +309,39 @@ ensure_pgbouncer() {
 	log "PgBouncer (transaction mode) on 127.0.0.1:$bouncer_port"
 }
 
+# --------------------------------------------------------------------------
+# Password logins: members of PASSWORD_AUTH_ROLE must give a password over TCP
+# (scram-sha-256); every other role keeps trust. The tests of rotating passwords
+# (Entra ID tokens) log in as such members.
+# --------------------------------------------------------------------------
+
+PASSWORD_AUTH_ROLE=steadfast_password_auth
+ensure_password_auth() {
+	local url=$STEADFAST_TEST_DATABASE_URL hba lines
+	psql -w "$url" -qAtc "DO \$\$ BEGIN CREATE ROLE $PASSWORD_AUTH_ROLE NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$" ||
+		die "could not create role $PASSWORD_AUTH_ROLE (the test database's user must be a superuser)"
+	hba=$(psql -w "$url" -qAtc 'SHOW hba_file') || die "could not read hba_file"
+	lines="host all +$PASSWORD_AUTH_ROLE 127.0.0.1/32 scram-sha-256
+host all +$PASSWORD_AUTH_ROLE ::1/128 scram-sha-256"
+	grep -qF "+$PASSWORD_AUTH_ROLE" "$hba" 2>/dev/null && return 0
+	[[ -w $hba ]] || die "cannot edit $hba: add these lines at its top, then SELECT pg_reload_conf():
+$lines"
+	# Rewritten in place (not replaced), so that its owner and mode stay.
+	local rest
+	rest=$(cat "$hba")
+	printf '# steadfast tests (scripts/machine-setup.sh): password logins for members of %s\n%s\n%s\n' \
+		"$PASSWORD_AUTH_ROLE" "$lines" "$rest" >"$hba"
+	psql -w "$url" -qAtc 'SELECT pg_reload_conf()' >/dev/null || die "could not reload pg_hba.conf"
+	log "pg_hba.conf: password logins for members of $PASSWORD_AUTH_ROLE ($hba)"
+}
+
 prepare_test_machine() {
 	ensure_packages
 	ensure_postgres
 	# Mask a password, should a preset URL carry one.
 	log "STEADFAST_TEST_DATABASE_URL=$(sed -E 's#://([^:/@]*):[^@/]*@#://\1:***@#' <<<"$STEADFAST_TEST_DATABASE_URL")"
 	psql -w "$STEADFAST_TEST_DATABASE_URL" -Atqc 'select version()' >&2
+	ensure_password_auth
 	ensure_pgbouncer
 }
 

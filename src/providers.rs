@@ -11,7 +11,7 @@ use std::time::Duration;
 use duroxide::providers::Provider;
 use duroxide::providers::sqlite::SqliteProvider;
 use napi_derive::napi;
-use steadfast_pg::{PollingMode, ProviderOptions};
+use steadfast_pg::{PollingMode, ProviderOptions, RotatingPassword};
 
 use crate::errors::{Code, error, guard};
 
@@ -21,6 +21,9 @@ pub(crate) enum Backend {
     Postgres {
         provider: Arc<steadfast_pg::PostgresProvider>,
         options: Box<ProviderOptions>,
+        /// Set when connected with a password that changes (`setPassword`); runtimes
+        /// built on this provider follow it too.
+        password: Option<RotatingPassword>,
     },
 }
 
@@ -72,6 +75,31 @@ impl NativeProvider {
             Backend::Sqlite(_) => None,
             Backend::Postgres { provider, .. } => Some(provider.schema().to_string()),
         }
+    }
+
+    /// Hand a new password (e.g. a refreshed access token) to this provider and to every
+    /// runtime built on it, for the connections they open from now on. Only for a
+    /// provider connected with `password`.
+    #[napi]
+    pub fn set_password(&self, password: String) -> napi::Result<()> {
+        let Backend::Postgres {
+            password: Some(rotating),
+            ..
+        } = &self.backend
+        else {
+            return Err(error(
+                Code::InvalidState,
+                "setPassword: this provider was not connected with a rotating password",
+            ));
+        };
+        if password.is_empty() {
+            return Err(error(
+                Code::InvalidArgument,
+                "setPassword: password must not be empty",
+            ));
+        }
+        rotating.set(password);
+        Ok(())
     }
 
     /// Close the PostgreSQL pool (no-op for SQLite). Runtimes built on this provider use
@@ -163,6 +191,8 @@ pub struct PostgresConnectOptions {
     /// `"listen"` (default) or `"sessionFree"`.
     pub polling: Option<String>,
     pub run_migrations: Option<bool>,
+    /// In place of the URL's password, and changeable later with `setPassword`.
+    pub password: Option<String>,
 }
 
 pub(crate) fn provider_options(o: &PostgresConnectOptions) -> napi::Result<ProviderOptions> {
@@ -202,12 +232,15 @@ pub(crate) fn provider_options(o: &PostgresConnectOptions) -> napi::Result<Provi
 #[napi]
 pub async fn connect_postgres(options: PostgresConnectOptions) -> napi::Result<NativeProvider> {
     guard(async move {
-        let options = provider_options(&options)?;
+        let password = options.password.clone().map(RotatingPassword::new);
+        let mut options = provider_options(&options)?;
+        options.password = password.as_ref().map(RotatingPassword::feed);
         let provider = connect(options.clone()).await?;
         Ok(NativeProvider {
             backend: Backend::Postgres {
                 provider: Arc::new(provider),
                 options: Box::new(options),
+                password,
             },
         })
     })

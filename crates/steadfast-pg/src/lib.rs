@@ -44,6 +44,7 @@ mod migrate;
 mod options;
 mod orchestration;
 mod orphans;
+mod password;
 mod poison;
 pub mod poison_rule;
 mod polling;
@@ -71,6 +72,7 @@ pub use migrate::SCHEMA_VERSION;
 pub use options::{
     ClaimOptions, DEFAULT_MAX_ATTEMPTS, PollingMode, ProviderOptions, RedeliveryBackoff,
 };
+pub use password::{PasswordFeed, RotatingPassword};
 pub use provider::PostgresProvider;
 pub use schema::{DEFAULT_SCHEMA, RESERVED_SCHEMAS, SchemaName};
 

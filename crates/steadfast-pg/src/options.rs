@@ -171,6 +171,10 @@ pub struct ProviderOptions {
     /// Apply pending migrations on connect. Default true. When false, connecting fails if
     /// the schema is not at the version this crate needs.
     pub run_migrations: bool,
+    /// A password that changes while the provider runs (an expiring access token), in
+    /// place of the URL's: see [`RotatingPassword`](crate::RotatingPassword). Default
+    /// None. Its current value must not be empty.
+    pub password: Option<crate::PasswordFeed>,
 }
 
 impl std::fmt::Debug for ProviderOptions {
@@ -185,6 +189,7 @@ impl std::fmt::Debug for ProviderOptions {
             .field("polling", &self.polling)
             .field("claim", &self.claim)
             .field("run_migrations", &self.run_migrations)
+            .field("password", &self.password)
             .finish()
     }
 }
@@ -205,6 +210,7 @@ impl ProviderOptions {
             polling: PollingMode::Listen,
             claim: ClaimOptions::default(),
             run_migrations: true,
+            password: None,
         }
     }
 
@@ -239,6 +245,13 @@ impl ProviderOptions {
         }
         let ms = Duration::from_millis;
         crate::database_url::validate(&self.database_url)?;
+        if self
+            .password
+            .as_ref()
+            .is_some_and(|p| p.current().is_empty())
+        {
+            return Err("password must not be empty".into());
+        }
         crate::schema::SchemaName::parse(&self.schema).map_err(|e| format!("schema: {e}"))?;
         range_int("max_connections", self.max_connections, 2, 1000)?;
         range_dur("acquire_timeout", self.acquire_timeout, ms(1), ms(600_000))?;

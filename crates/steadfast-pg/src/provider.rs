@@ -22,6 +22,7 @@ use crate::give_back::GiveBack;
 use crate::lease_book::LeaseBook;
 use crate::options::{PollingMode, ProviderOptions};
 use crate::orphans::OrphanSweep;
+use crate::password::PasswordFollower;
 use crate::queries::Queries;
 use crate::schema::SchemaName;
 use crate::wake::{Enqueued, Wakes};
@@ -57,6 +58,8 @@ pub struct PostgresProvider {
     pub(crate) fetch_gate: FetchGate,
     /// Long-poll wake-ups (None in session-free mode).
     wakes: Option<Wakes>,
+    /// Sets a changed password on the pools (None without `options.password`).
+    password_follower: Option<PasswordFollower>,
     pub(crate) gauge_refresh: crate::metrics::GaugeRefresh,
 }
 
@@ -100,6 +103,9 @@ impl PostgresProvider {
         if connect.get_application_name().is_none() {
             connect = connect.application_name("steadfast");
         }
+        if let Some(feed) = &options.password {
+            connect = connect.password(&feed.current());
+        }
         let session_free = options.polling == PollingMode::SessionFree;
         if session_free {
             connect = connect.statement_cache_capacity(0);
@@ -139,6 +145,11 @@ impl PostgresProvider {
         } else {
             Some(Wakes::start(&pool, connect, &schema, scrubber.clone()).await?)
         };
+        let password_follower = options.password.as_ref().map(|feed| {
+            let mut pools = vec![pool.clone()];
+            pools.extend(wakes.as_ref().map(Wakes::publisher_pool));
+            PasswordFollower::start(feed, pools)
+        });
         let q = Queries::render(&schema);
         // Open the kept connections now and touch the queue tables on each, so neither
         // connection set-up nor post-migration cache rebuilds land inside a claim (each in
@@ -176,6 +187,7 @@ impl PostgresProvider {
             leases: LeaseBook::default(),
             fetch_gate: FetchGate::default(),
             wakes,
+            password_follower,
             gauge_refresh: Default::default(),
         })
     }
@@ -209,6 +221,9 @@ impl PostgresProvider {
     pub async fn close(&self) {
         if let Some(wakes) = &self.wakes {
             wakes.stop();
+        }
+        if let Some(follower) = &self.password_follower {
+            follower.stop();
         }
         self.in_flight.close();
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;

@@ -91,6 +91,7 @@ pub(crate) struct Wakes {
     worker: Arc<Notify>,
     ended: broadcast::Sender<Arc<str>>,
     publish: Arc<Publish>,
+    publisher_pool: PgPool,
     tasks: [JoinHandle<()>; 2],
 }
 
@@ -156,7 +157,7 @@ impl Wakes {
         // here, the publisher connects when it first sends.
         let _ = tokio::time::timeout(PUBLISHER_CONNECT_WAIT, publisher_pool.acquire()).await;
         let publisher = tokio::spawn(publish_loop(
-            publisher_pool,
+            publisher_pool.clone(),
             [channel, ended_channel],
             nonce,
             Arc::clone(&publish),
@@ -167,8 +168,14 @@ impl Wakes {
             worker,
             ended,
             publish,
+            publisher_pool,
             tasks: [listen, publisher],
         })
+    }
+
+    /// The publisher's own pool (the listener's connection comes from the provider's).
+    pub(crate) fn publisher_pool(&self) -> PgPool {
+        self.publisher_pool.clone()
     }
 
     /// Work became visible on `queues` by a write that has committed: wake an idle fetch
