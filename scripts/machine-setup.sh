@@ -283,7 +283,7 @@ ensure_pgbouncer() {
 	local target_port bouncer_port
 	target_port=$(sed -E 's#^.*@[^:/]+:([0-9]+)/.*$#\1#' <<<"$STEADFAST_TEST_DATABASE_URL")
 	[[ $target_port =~ ^[0-9]+$ ]] || target_port=5432
-	bouncer_port=$(first_free_port 6432 6433 6434 6435) || die "no free port for PgBouncer"
+	bouncer_port=$(first_free_port $(seq 6432 6451)) || die "no free port for PgBouncer (6432-6451 taken)"
 	PGBOUNCER_DIR=$(mktemp -d /tmp/steadfast-ci-pgbouncer.XXXXXX)
 	printf '%s\n' \
 		'[databases]' \
