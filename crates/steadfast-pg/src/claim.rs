@@ -248,7 +248,8 @@ impl PostgresProvider {
         // Every lease this fetch stamps (claim, restamp, lease book): cut at the deadline.
         let lease =
             crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration);
-        self.poll(QueueKind::Orchestrator, poll_timeout, |_| {
+        let filters = crate::queue_wake::filters_key(&bounds);
+        self.poll(QueueKind::Orchestrator, poll_timeout, filters, |_| {
             self.claim_orchestration(lease, bounds)
         })
         .await

@@ -51,6 +51,7 @@ mod polling;
 mod provider;
 mod provider_trait;
 mod queries;
+mod queue_wake;
 mod reads;
 mod run;
 mod schema;

@@ -43,6 +43,7 @@ pub struct MetricDescription {
 }
 
 pub const CLAIMS: &str = "steadfast_claims_total";
+pub const CLAIMS_SKIPPED: &str = "steadfast_claims_skipped_total";
 pub const CLAIM_DURATION: &str = "steadfast_claim_duration_seconds";
 pub const REDELIVERIES: &str = "steadfast_redeliveries_total";
 pub const LEASE_DEADLINES: &str = "steadfast_lease_deadlines_total";
@@ -57,6 +58,12 @@ pub const METRICS: &[MetricDescription] = &[
         kind: MetricKind::Counter,
         labels: &["queue", "outcome"],
         help: "Claim statements run by fetches, by outcome: claimed, empty (nothing eligible), exhausted (tries or time ran out) or error.",
+    },
+    MetricDescription {
+        name: CLAIMS_SKIPPED,
+        kind: MetricKind::Counter,
+        labels: &["queue"],
+        help: "Fetches that waited before their first claim: the last claim of this process with the same filters found the queue empty, and no wake-up came since.",
     },
     MetricDescription {
         name: CLAIM_DURATION,
@@ -111,6 +118,10 @@ pub fn describe() {
             MetricKind::Histogram => metrics::describe_histogram!(m.name, m.help),
         }
     }
+}
+
+pub(crate) fn claim_skipped(queue: QueueKind) {
+    metrics::counter!(CLAIMS_SKIPPED, "queue" => queue.as_str()).increment(1);
 }
 
 pub(crate) fn claim_finished(queue: QueueKind, outcome: &'static str, took: Duration) {

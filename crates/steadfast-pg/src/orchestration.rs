@@ -81,6 +81,7 @@ impl PostgresProvider {
     /// A turn's write committed: wake fetches of the queues it enqueued on, and waiters
     /// for its instance if it ended the execution (`wake.rs`).
     fn turn_committed(&self, lock_token: &str, enqueued: Enqueued, ended: bool) {
+        self.turn_acked();
         self.enqueued(enqueued);
         if ended && let Some(instance) = crate::token::token_instance(lock_token) {
             self.announce_end(&instance);

@@ -4,18 +4,15 @@
 //! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
 //! claims something and saw more work ready passes the wake on to the next, so a burst of
 //! work fans out over idle dispatchers one by one instead of waking all of them for every
-//! enqueue, and a single item wakes one fetch, not two. While
+//! enqueue, and a single item wakes one fetch, not two. A fetch that begins while the last
+//! empty claim of its queue still holds waits before it claims (`queue_wake.rs`). While
 //! claims fail with retryable errors, every fetch backs off together (`fetch_gate.rs`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use duroxide::providers::ProviderError;
-use std::sync::Arc;
-
-use tokio::sync::Notify;
-
 use crate::diagnostics::QueueKind;
+use duroxide::providers::ProviderError;
 
 use crate::provider::PostgresProvider;
 
@@ -38,10 +35,13 @@ pub(crate) enum ClaimOutcome<T> {
 }
 
 impl PostgresProvider {
+    /// `filters`: a hash of what, besides the queue's rows, decides what `claim` can
+    /// take (tags, session owner, versions).
     pub(crate) async fn poll<T, F, Fut>(
         &self,
         queue: QueueKind,
         poll_timeout: Duration,
+        filters: u64,
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -49,13 +49,23 @@ impl PostgresProvider {
         Fut: Future<Output = Result<ClaimOutcome<T>, ProviderError>>,
     {
         let wake = self.enqueue_wake(queue);
-        let mut woken = false;
         let deadline = Instant::now()
             + if wake.is_some() {
                 poll_timeout
             } else {
                 Duration::ZERO
             };
+        let recheck = self.options.claim.long_poll_recheck;
+        let mut woken = false;
+        if let Some(wake) = &wake {
+            let longest = deadline
+                .saturating_duration_since(Instant::now())
+                .min(recheck);
+            if let Some(wait) = wake.known_idle(filters, longest) {
+                crate::metrics::claim_skipped(queue);
+                woken = wake.wait(wait).await;
+            }
+        }
         loop {
             let pass = match self.fetch_gate.pass() {
                 Ok(pass) => pass,
@@ -65,9 +75,19 @@ impl PostgresProvider {
                     return Ok(None);
                 }
             };
+            let wakes_before = wake.as_ref().map(|w| w.wakes_so_far());
             let started = Instant::now();
             let outcome = claim(woken).await;
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
+            if let (Some(wake), Some(before), Ok(outcome)) = (&wake, wakes_before, &outcome) {
+                let empty = match outcome {
+                    ClaimOutcome::Empty(ms) => {
+                        Some(ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)))
+                    }
+                    _ => None,
+                };
+                wake.claimed(before, filters, empty);
+            }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
                 Err(e) if e.is_retryable() => self.fetch_gate.failed(pass, e),
@@ -75,26 +95,26 @@ impl PostgresProvider {
             }
             let next_visible_ms = match outcome? {
                 ClaimOutcome::Claimed(item, more_ready) => {
-                    if let (true, true, Some(notify)) = (woken, more_ready, &wake) {
-                        notify.notify_one();
+                    if let (true, true, Some(wake)) = (woken, more_ready, &wake) {
+                        wake.wake_one();
                     }
                     return Ok(Some(item));
                 }
                 ClaimOutcome::Exhausted => return Ok(None),
                 ClaimOutcome::Empty(ms) => ms,
             };
-            let Some(notify) = wake.as_ref() else {
+            let Some(wake) = wake.as_ref() else {
                 return Ok(None);
             };
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
             }
-            let mut wait = (deadline - now).min(self.options.claim.long_poll_recheck);
+            let mut wait = (deadline - now).min(recheck);
             if let Some(ms) = next_visible_ms {
                 wait = wait.min(Duration::from_secs_f64((ms.max(0.0) + 1.0) / 1000.0));
             }
-            woken = wait_or_wake(notify, wait).await;
+            woken = wake.wait(wait).await;
         }
     }
 }
@@ -105,13 +125,5 @@ fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'stati
         Ok(ClaimOutcome::Empty(_)) => "empty",
         Ok(ClaimOutcome::Exhausted) => "exhausted",
         Err(_) => "error",
-    }
-}
-
-/// Whether an enqueue notification (rather than the timer) ended the wait.
-async fn wait_or_wake(notify: &Arc<Notify>, wait: Duration) -> bool {
-    tokio::select! {
-        _ = tokio::time::sleep(wait) => false,
-        _ = notify.notified() => true,
     }
 }

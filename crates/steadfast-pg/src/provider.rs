@@ -10,7 +10,7 @@ use sqlx::query::{Query, QueryScalar};
 use sqlx::{Postgres, Transaction};
 use std::sync::Arc;
 
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
 use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminQueries;
@@ -228,6 +228,9 @@ impl PostgresProvider {
         self.in_flight.close();
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
         self.pool.close().await;
+        if let Some(wakes) = &self.wakes {
+            wakes.publisher_pool().close().await;
+        }
         // sqlx's close can miss a connection whose return to the pool raced it (the return
         // saw the pool open, then queued the connection idle after close had emptied the
         // idle queue): it would stay open as long as this provider lives. Close again until
@@ -250,7 +253,10 @@ impl PostgresProvider {
     }
 
     /// The enqueue wake-up of `queue` (None in session-free mode).
-    pub(crate) fn enqueue_wake(&self, queue: QueueKind) -> Option<Arc<Notify>> {
+    pub(crate) fn enqueue_wake(
+        &self,
+        queue: QueueKind,
+    ) -> Option<Arc<crate::queue_wake::QueueWake>> {
         self.wakes.as_ref().map(|w| w.queue(queue))
     }
 
@@ -258,6 +264,13 @@ impl PostgresProvider {
     pub(crate) fn enqueued(&self, queues: Enqueued) {
         if let Some(wakes) = &self.wakes {
             wakes.enqueued(queues);
+        }
+    }
+
+    /// A turn's ack committed, ending its instance's lease (`queue_wake.rs`).
+    pub(crate) fn turn_acked(&self) {
+        if let Some(wakes) = &self.wakes {
+            wakes.turn_acked();
         }
     }
 

@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 use crate::database_url::Scrubber;
 use crate::diagnostics::QueueKind;
 use crate::error::SetupError;
+use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
 
 /// How much of an instance id an ended-execution notification carries.
@@ -87,8 +88,8 @@ impl Enqueued {
 
 /// The listen task, the publisher task and the wake-ups they feed.
 pub(crate) struct Wakes {
-    orchestrator: Arc<Notify>,
-    worker: Arc<Notify>,
+    orchestrator: Arc<QueueWake>,
+    worker: Arc<QueueWake>,
     ended: broadcast::Sender<Arc<str>>,
     publish: Arc<Publish>,
     publisher_pool: PgPool,
@@ -134,8 +135,8 @@ impl Wakes {
             .await
             .map_err(connect_error)?;
         let nonce = crate::token::new_nonce();
-        let orchestrator = Arc::new(Notify::new());
-        let worker = Arc::new(Notify::new());
+        let orchestrator = Arc::new(QueueWake::default());
+        let worker = Arc::new(QueueWake::default());
         let (ended, _) = broadcast::channel(1024);
         let publish = Arc::new(Publish::default());
         let listen = tokio::spawn(listen(
@@ -174,6 +175,7 @@ impl Wakes {
     }
 
     /// The publisher's own pool (the listener's connection comes from the provider's).
+    /// Kept here for the password follower and for `close()`, which closes it.
     pub(crate) fn publisher_pool(&self) -> PgPool {
         self.publisher_pool.clone()
     }
@@ -185,13 +187,18 @@ impl Wakes {
             return;
         }
         if queues.has(ORCHESTRATOR) {
-            self.orchestrator.notify_one();
+            self.orchestrator.wake_one();
         }
         if queues.has(WORKER) {
-            self.worker.notify_one();
+            self.worker.wake_one();
         }
         self.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
         self.publish.kick.notify_one();
+    }
+
+    /// A turn's ack committed: its instance's lease ended (`queue_wake.rs`).
+    pub(crate) fn turn_acked(&self) {
+        self.orchestrator.forget_empty();
     }
 
     /// A write that has committed ended an execution of `instance`.
@@ -206,7 +213,7 @@ impl Wakes {
         self.publish.kick.notify_one();
     }
 
-    pub(crate) fn queue(&self, queue: QueueKind) -> Arc<Notify> {
+    pub(crate) fn queue(&self, queue: QueueKind) -> Arc<QueueWake> {
         match queue {
             QueueKind::Orchestrator => Arc::clone(&self.orchestrator),
             QueueKind::Worker => Arc::clone(&self.worker),
@@ -235,7 +242,7 @@ async fn listen(
     mut listener: PgListener,
     ended_channel: String,
     nonce: String,
-    [orchestrator, worker]: [Arc<Notify>; 2],
+    [orchestrator, worker]: [Arc<QueueWake>; 2],
     ended: broadcast::Sender<Arc<str>>,
     scrubber: Scrubber,
 ) {
@@ -252,15 +259,15 @@ async fn listen(
                     continue;
                 }
                 if queues.has(ORCHESTRATOR) {
-                    orchestrator.notify_one();
+                    orchestrator.wake_one();
                 }
                 if queues.has(WORKER) {
-                    worker.notify_one();
+                    worker.wake_one();
                 }
             }
             result => {
-                orchestrator.notify_waiters();
-                worker.notify_waiters();
+                orchestrator.wake_all();
+                worker.wake_all();
                 let _ = ended.send(Arc::from(""));
                 if let Err(e) = result {
                     tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");

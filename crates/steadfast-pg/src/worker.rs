@@ -142,7 +142,8 @@ impl PostgresProvider {
         let Some(tags) = tag_params(tag_filter) else {
             return Ok(None);
         };
-        self.poll(QueueKind::Worker, poll_timeout, |tell_more| {
+        let filters = crate::queue_wake::filters_key(&(&tags, session.map(|s| &s.owner_id)));
+        self.poll(QueueKind::Worker, poll_timeout, filters, |tell_more| {
             self.claim_work(lock_timeout, session, &tags, tell_more)
         })
         .await

@@ -5,15 +5,14 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::harness::{Harness, LONG, activity_item, raised, running_metadata, start};
-use duroxide::providers::{Provider, WorkItem};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use common::claim_counts::{SERIAL, empty_claims, idle_fetches};
+use common::harness::{Harness, LONG, raised, running_metadata};
+use common::queues::Queue;
+use duroxide::providers::Provider;
 use steadfast_pg::{PollingMode, PostgresProvider, ProviderOptions};
-use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
 const FETCHES: usize = 3;
@@ -23,105 +22,20 @@ const POLL: Duration = Duration::from_secs(30);
 /// Well inside `POLL`: a fetch also claims once more when its poll times out.
 const FAN_OUT_WITHIN: Duration = Duration::from_secs(10);
 
-/// The claim counters are process-wide: one test at a time.
-static SERIAL: Mutex<()> = Mutex::const_new(());
-
-#[derive(Clone, Copy, Debug)]
-enum Queue {
-    Orchestrator,
-    Worker,
+/// `FETCHES` long-polling fetches of `queue`; each yields whether it got an item.
+fn waiting_fetches(queue: Queue, provider: &Arc<PostgresProvider>) -> JoinSet<bool> {
+    let mut fetches = JoinSet::new();
+    for _ in 0..FETCHES {
+        let p = provider.clone();
+        fetches.spawn(async move { queue.fetch(&p, POLL).await });
+    }
+    fetches
 }
-
-impl Queue {
-    const BOTH: [Queue; 2] = [Queue::Orchestrator, Queue::Worker];
-
-    fn label(self) -> &'static str {
-        match self {
-            Queue::Orchestrator => "orchestrator",
-            Queue::Worker => "worker",
-        }
-    }
-
-    /// Item `n` of this queue, for instance `instance` (orchestrator: a start of
-    /// `instance-n`).
-    fn item(self, instance: &str, n: u64) -> WorkItem {
-        match self {
-            Queue::Orchestrator => start(&format!("{instance}-{n}")),
-            Queue::Worker => activity_item(instance, n),
-        }
-    }
-
-    async fn enqueue(self, provider: &PostgresProvider, item: WorkItem) {
-        match self {
-            Queue::Orchestrator => provider.enqueue_for_orchestrator(item, None).await,
-            Queue::Worker => provider.enqueue_for_worker(item).await,
-        }
-        .unwrap();
-    }
-
-    /// `FETCHES` long-polling fetches of this queue; each yields whether it got an item.
-    fn waiting_fetches(self, provider: &Arc<PostgresProvider>) -> JoinSet<bool> {
-        let mut fetches = JoinSet::new();
-        for _ in 0..FETCHES {
-            let p = provider.clone();
-            fetches.spawn(async move {
-                match self {
-                    Queue::Orchestrator => p
-                        .fetch_orchestration_item(LONG, POLL, None)
-                        .await
-                        .unwrap()
-                        .is_some(),
-                    Queue::Worker => p
-                        .fetch_work_item(LONG, POLL, None, &Default::default())
-                        .await
-                        .unwrap()
-                        .is_some(),
-                }
-            });
-        }
-        fetches
-    }
-}
-
-fn snapshotter() -> &'static Snapshotter {
-    static SNAPSHOTTER: OnceLock<Snapshotter> = OnceLock::new();
-    SNAPSHOTTER.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
-/// Claims of `queue` that found nothing, so far. A snapshot takes (and zeroes) every
-/// count since the last, so both queues' totals are kept here.
-fn empty_claims(queue: Queue) -> u64 {
-    static TOTALS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
-    for (key, _, _, value) in snapshotter().snapshot().into_vec() {
-        let key = key.key();
-        let label = |name: &str| {
-            key.labels()
-                .find(|l| l.key() == name)
-                .map(|l| l.value().to_string())
-        };
-        if key.name() != steadfast_pg::metrics::CLAIMS
-            || label("outcome").as_deref() != Some("empty")
-        {
-            continue;
-        }
-        let (DebugValue::Counter(n), Some(q)) = (value, label("queue")) else {
-            continue;
-        };
-        if let Some(i) = Queue::BOTH.iter().position(|q2| q2.label() == q) {
-            TOTALS[i].fetch_add(n, Ordering::SeqCst);
-        }
-    }
-    TOTALS[queue as usize].load(Ordering::SeqCst)
-}
-
-async fn until_empty_claims(queue: Queue, at_least: u64) {
+/// Until `FETCHES` more fetches of `queue` than `base` are waiting (each ran an empty
+/// claim or, the queue known empty, skipped it).
+async fn until_waiting(queue: Queue, base: u64) {
     let deadline = tokio::time::Instant::now() + LONG;
-    while empty_claims(queue) < at_least {
+    while idle_fetches(queue.label()) < base + FETCHES as u64 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "fetches never polled"
@@ -136,11 +50,11 @@ fn slow_recheck(options: &mut ProviderOptions) {
 
 async fn one_item_wakes_one_fetch(queue: Queue) {
     let _serial = SERIAL.lock().await;
-    let base = empty_claims(queue);
+    let base = idle_fetches(queue.label());
     let h = Harness::new(&format!("wake_one_{}", queue.label()), slow_recheck).await;
-    let mut fetches = queue.waiting_fetches(&h.provider);
-    until_empty_claims(queue, base + FETCHES as u64).await;
-    let waiting = empty_claims(queue);
+    let mut fetches = waiting_fetches(queue, &h.provider);
+    until_waiting(queue, base).await;
+    let waiting = empty_claims(queue.label());
 
     queue.enqueue(&h.provider, queue.item("one", 1)).await;
     let claimed = fetches.join_next().await.unwrap().unwrap();
@@ -148,7 +62,7 @@ async fn one_item_wakes_one_fetch(queue: Queue) {
     // A passed-on wake-up would have made another fetch claim (and find nothing) by now.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        empty_claims(queue) - waiting,
+        empty_claims(queue.label()) - waiting,
         0,
         "{queue:?} claims that found nothing after one item was enqueued"
     );
@@ -174,9 +88,9 @@ async fn one_wake_up_for_several_items_fans_out(queue: Queue) {
         .unwrap();
     let (_, token, _) = other.fetch_only("fan").await;
 
-    let base = empty_claims(queue);
-    let mut fetches = queue.waiting_fetches(&h.provider);
-    until_empty_claims(queue, base + FETCHES as u64).await;
+    let base = idle_fetches(queue.label());
+    let mut fetches = waiting_fetches(queue, &h.provider);
+    until_waiting(queue, base).await;
     let items = (1..=FETCHES as u64).map(|n| queue.item("fan", n)).collect();
     let (worker_items, orchestrator_items) = match queue {
         Queue::Worker => (items, vec![]),

@@ -2,7 +2,9 @@
 //! postgres://postgres@127.0.0.1:5432/test), one fresh schema per test, dropped afterwards.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod claim_counts;
 pub mod harness;
+pub mod queues;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

@@ -1,0 +1,115 @@
+//! One queue's wake-ups in this process, and what its last empty claim showed.
+//!
+//! Every wake-up (an enqueue of this process, another process's notification, a lost
+//! listen connection, a passed-on wake-up) is counted before it wakes a fetch. A claim
+//! that finds nothing records the count it started with, its filters and when the
+//! queue's next delayed work becomes visible. A fetch that begins while that record
+//! still holds (no wake-up since, the same filters, that time not reached) would only
+//! find nothing again, so it waits first: without this, every dispatcher that finished
+//! an item ran one empty claim before it waited, about one transaction per activity on a
+//! quiet worker queue (docs/benchmarks.md, run 16's profile).
+//!
+//! The count is read before the claim's statement starts and bumped after the write
+//! that made work visible committed, so a record can only be newer than the work it
+//! missed if that work's wake-up is still to come, and that wake-up ends the wait.
+//! A turn's ack ends its instance's lease without a wake-up; it clears the record
+//! ([`QueueWake::forget_empty`]), so the dispatcher's next fetch claims the messages that
+//! came during the turn at once. Work that becomes claimable with no wake-up at all (a
+//! lease that expires, a session released by another process, a turn acked by another
+//! process) is found at the wait's end, as a waiting fetch finds it: the wait is bounded
+//! by `claim.long_poll_recheck`.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+/// The `filters` of [`QueueWake::claimed`] and [`QueueWake::known_idle`] for a fetch's
+/// parameters (stable within the process).
+pub(crate) fn filters_key(parameters: &impl Hash) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    parameters.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[derive(Default)]
+pub(crate) struct QueueWake {
+    notify: Notify,
+    wakes: AtomicU64,
+    last_empty: Mutex<Option<EmptyClaim>>,
+}
+
+struct EmptyClaim {
+    wakes: u64,
+    filters: u64,
+    /// When the queue's next delayed work becomes visible (None: nothing delayed).
+    next_visible: Option<Instant>,
+}
+
+impl QueueWake {
+    /// Wake one waiting fetch, or the next to wait.
+    pub(crate) fn wake_one(&self) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    /// Wake every waiting fetch (wake-ups may have been lost).
+    pub(crate) fn wake_all(&self) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    /// Something this process committed may have made work claimable without a wake-up
+    /// (a turn's ack ends its instance's lease, and messages that came meanwhile become
+    /// claimable): the next fetch claims at once. Waiting fetches are not woken.
+    pub(crate) fn forget_empty(&self) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Read right before a claim's statement starts; handed back to [`Self::claimed`].
+    pub(crate) fn wakes_so_far(&self) -> u64 {
+        self.wakes.load(Ordering::SeqCst)
+    }
+
+    /// A claim that started at `wakes_before`, with `filters`, finished: `empty` (with the
+    /// time until the next delayed work, if any) or not.
+    pub(crate) fn claimed(&self, wakes_before: u64, filters: u64, empty: Option<Option<Duration>>) {
+        let mut last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
+        match empty {
+            Some(next_visible) => {
+                *last = Some(EmptyClaim {
+                    wakes: wakes_before,
+                    filters,
+                    next_visible: next_visible.map(|d| Instant::now() + d),
+                });
+            }
+            None if last.as_ref().is_some_and(|e| e.filters == filters) => *last = None,
+            None => {}
+        }
+    }
+
+    /// How long a fetch with `filters` that begins now can wait before its first claim,
+    /// at most `longest`: None when the last empty claim says nothing of it now.
+    pub(crate) fn known_idle(&self, filters: u64, longest: Duration) -> Option<Duration> {
+        let last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
+        let empty = last.as_ref()?;
+        if empty.filters != filters || empty.wakes != self.wakes.load(Ordering::SeqCst) {
+            return None;
+        }
+        let wait = match empty.next_visible {
+            Some(at) => longest.min(at.saturating_duration_since(Instant::now())),
+            None => longest,
+        };
+        (!wait.is_zero()).then_some(wait)
+    }
+
+    /// Wait for a wake-up or `wait`; whether a wake-up ended it.
+    pub(crate) async fn wait(&self, wait: Duration) -> bool {
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => false,
+            _ = self.notify.notified() => true,
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! A fetch that begins while its queue is known to be empty waits before it claims
+//! (src/queue_wake.rs): known from the last claim of this process with the same filters,
+//! which found nothing, with no wake-up since. It claims at once after a wake-up, for
+//! other filters, and when delayed work becomes visible.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::claim_counts::{SERIAL, claims, skipped_claims};
+use common::harness::{Harness, LONG, raised, start};
+use common::queues::Queue;
+use duroxide::providers::{Provider, TagFilter, WorkItem};
+use steadfast_pg::ProviderOptions;
+use tokio::time::Instant;
+
+/// Long enough that no fetch here claims on the recheck timer.
+const RECHECK: Duration = Duration::from_secs(60);
+/// A fetch that ends empty: its claim, its wait and its last claim.
+const SHORT_POLL: Duration = Duration::from_millis(200);
+const POLL: Duration = Duration::from_secs(20);
+
+fn slow_recheck(options: &mut ProviderOptions) {
+    options.claim.long_poll_recheck = RECHECK;
+}
+
+async fn waits_first_then_one_claim_takes_the_item(queue: Queue) {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new(&format!("idle_{}", queue.label()), slow_recheck).await;
+    assert!(
+        !queue.fetch(&h.provider, SHORT_POLL).await,
+        "the queue starts empty"
+    );
+    let (claims_before, skipped_before) = (claims(queue.label()), skipped_claims(queue.label()));
+
+    let provider = h.provider.clone();
+    let fetch = tokio::spawn(async move { queue.fetch(&provider, POLL).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        skipped_claims(queue.label()) - skipped_before,
+        1,
+        "{queue:?}: the fetch waited before claiming"
+    );
+    assert_eq!(
+        claims(queue.label()) - claims_before,
+        0,
+        "{queue:?}: claims run by a fetch on a queue known empty, before any wake-up"
+    );
+
+    queue.enqueue(&h.provider, queue.item("idle", 1)).await;
+    assert!(fetch.await.unwrap(), "{queue:?}: the wake-up ends the wait");
+    assert_eq!(
+        claims(queue.label()) - claims_before,
+        1,
+        "{queue:?}: claims to take one item"
+    );
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_fetch_on_a_queue_known_empty_waits_before_it_claims() {
+    waits_first_then_one_claim_takes_the_item(Queue::Worker).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orchestrator_fetch_on_a_queue_known_empty_waits_before_it_claims() {
+    waits_first_then_one_claim_takes_the_item(Queue::Orchestrator).await;
+}
+
+/// An enqueue that no fetch was waiting for still makes the next fetch claim at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wake_up_since_the_empty_claim_makes_the_next_fetch_claim() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_woken", slow_recheck).await;
+    let queue = Queue::Worker;
+    assert!(!queue.fetch(&h.provider, SHORT_POLL).await);
+    queue.enqueue(&h.provider, queue.item("idle", 1)).await;
+    let skipped_before = skipped_claims(queue.label());
+    let started = Instant::now();
+    assert!(queue.fetch(&h.provider, POLL).await, "the enqueued item");
+    assert_eq!(skipped_claims(queue.label()), skipped_before);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    h.drop().await;
+}
+
+/// A worker whose tags found nothing says nothing of another tag's work: a fetch for
+/// that tag claims at once, though no wake-up came since (the enqueue's was taken by the
+/// first fetch's wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_claim_says_nothing_of_other_filters() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_filters", slow_recheck).await;
+    let tagged = WorkItem::ActivityExecute {
+        instance: "idle".into(),
+        execution_id: 1,
+        id: 1,
+        name: "A".into(),
+        input: "{}".into(),
+        session_id: None,
+        tag: Some("gpu".into()),
+    };
+    h.provider.enqueue_for_worker(tagged).await.unwrap();
+    let untagged = TagFilter::default();
+    let got = h
+        .provider
+        .fetch_work_item(LONG, SHORT_POLL, None, &untagged)
+        .await
+        .unwrap();
+    assert!(
+        got.is_none(),
+        "an untagged worker does not take the gpu item"
+    );
+
+    let started = Instant::now();
+    let got = h
+        .provider
+        .fetch_work_item(LONG, POLL, None, &TagFilter::tags(["gpu"]))
+        .await
+        .unwrap();
+    assert!(got.is_some(), "the gpu worker takes it");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the gpu worker waited {:?} (the recheck is {RECHECK:?})",
+        started.elapsed()
+    );
+    h.drop().await;
+}
+
+/// Delayed work ends the wait when it becomes visible, not the recheck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delayed_work_ends_the_wait_when_it_becomes_visible() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_delayed", slow_recheck).await;
+    let delay = Duration::from_secs(1);
+    h.provider
+        .enqueue_for_orchestrator(start("later"), Some(delay))
+        .await
+        .unwrap();
+    let queue = Queue::Orchestrator;
+    // Takes the enqueue's wake-up and finds nothing visible yet.
+    assert!(!queue.fetch(&h.provider, SHORT_POLL).await);
+    let skipped_before = skipped_claims(queue.label());
+    let started = Instant::now();
+    assert!(queue.fetch(&h.provider, POLL).await, "the delayed start");
+    assert_eq!(skipped_claims(queue.label()) - skipped_before, 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?} (the recheck is {RECHECK:?})",
+        started.elapsed()
+    );
+    h.drop().await;
+}
+
+/// A message that came during a turn waits for the turn's ack, which wakes nobody: the
+/// next fetch claims it at once, though the last claim found the instance leased.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_came_during_a_turn_is_claimed_at_once_after_its_ack() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_turn", slow_recheck).await;
+    h.provider
+        .enqueue_for_orchestrator(start("busy"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = h.fetch_only("busy").await;
+    h.provider
+        .enqueue_for_orchestrator(raised("busy", "during"), None)
+        .await
+        .unwrap();
+    let queue = Queue::Orchestrator;
+    assert!(
+        !queue.fetch(&h.provider, SHORT_POLL).await,
+        "the instance is leased"
+    );
+    h.ack_started("busy", &token).await;
+    let started = Instant::now();
+    assert!(queue.fetch(&h.provider, POLL).await, "the event's turn");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?} (the recheck is {RECHECK:?})",
+        started.elapsed()
+    );
+    h.drop().await;
+}
