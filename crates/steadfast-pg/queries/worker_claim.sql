@@ -3,13 +3,13 @@
 -- lease is eligible only after its redelivery backoff. Session items are eligible when
 -- their session is unowned (or its lease expired) or owned by $8; with $8 NULL only
 -- non-session items are.
--- Nothing claimed, one row with id NULL and, if $9, the milliseconds until the next
--- delayed item becomes visible (NULL if none), so an empty long poll costs one statement.
+-- Nothing claimed: one row with id NULL and, if $9, the ms until the next delayed item
+-- becomes visible (NULL: none), so an empty long poll costs one statement.
 -- $1 token prefix (the token is the prefix and the id: functions/token_work_item.sql),
 -- $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
 -- $6 tag mode (0 untagged only, 1 listed tags, 2 untagged or listed, 3 any), $7 tags,
--- $8 session owner, $9 whether to read the next visible time, $10 whether to read
--- more_ready (below).
+-- $8 session owner, $9 whether to read the next visible time, $10 whether a claimed row
+-- reads more_ready (below) and the next visible time.
 WITH claimed AS (
     UPDATE __SCHEMA__.worker_queue AS w
     SET lock_token = $1 || w.id,
@@ -40,9 +40,14 @@ WITH claimed AS (
         FOR UPDATE OF q SKIP LOCKED
     )
     RETURNING w.id, w.work_item, w.attempt_count, w.session_id, w.lock_token
+),
+next_visible AS (
+    SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8 AS ms
+    FROM __SCHEMA__.worker_queue AS q
+    WHERE q.visible_at > clock_timestamp()
 )
 SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
-       NULL::float8 AS next_visible_ms,
+       CASE WHEN $10::boolean THEN (SELECT ms FROM next_visible) END AS next_visible_ms,
        -- Whether any other item looked ready: unlocked or its lease expired, whatever its
        -- tag or session, so that a fetch passing a wake-up on (src/polling.rs) never
        -- misses work the next could take. This snapshot predates the claim: hence the id.
@@ -56,10 +61,6 @@ SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
 FROM claimed AS c
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL,
-       CASE WHEN $9::boolean THEN (
-           SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
-           FROM __SCHEMA__.worker_queue AS q
-           WHERE q.visible_at > clock_timestamp()
-       ) END,
+       CASE WHEN $9::boolean THEN (SELECT ms FROM next_visible) END,
        NULL
 WHERE NOT EXISTS (SELECT 1 FROM claimed)

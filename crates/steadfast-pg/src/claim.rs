@@ -23,7 +23,7 @@ use sqlx::{Arguments, Postgres, Row, Transaction};
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::db_error;
 use crate::orchestration::{millis, start_of};
-use crate::polling::ClaimOutcome;
+use crate::polling::{ClaimOutcome, Rest};
 use crate::provider::PostgresProvider;
 use crate::reads::decode_history;
 use crate::run::RunScalar;
@@ -349,7 +349,11 @@ impl PostgresProvider {
     ) -> Result<Attempt, ProviderError> {
         let instance: String = row.get("claimed_instance");
         let token: String = row.get("token");
-        let more_ready = row.get::<Option<bool>, _>("more_ready").unwrap_or(true);
+        // Timers are not read here: the queue is not known to be empty after this claim.
+        let rest = Rest {
+            more_ready: row.get::<Option<bool>, _>("more_ready").unwrap_or(true),
+            next_visible_ms: None,
+        };
         let claimed = decode_messages(row);
 
         if !claimed.undecodable.is_empty() {
@@ -403,7 +407,7 @@ impl PostgresProvider {
         };
         Ok(Some(ClaimOutcome::Claimed(
             (item, token, claimed.attempt_count),
-            more_ready,
+            rest,
         )))
     }
 

@@ -20,12 +20,22 @@ use crate::provider::PostgresProvider;
 /// dispatcher polling in a loop does not spin while the gate is closed.
 const GATED_MIN_WAIT: Duration = Duration::from_millis(10);
 
+/// What a claim saw of its queue besides the item it took (only asked of a woken fetch's
+/// claim).
+pub(crate) struct Rest {
+    /// Other work looked ready; a claim that cannot tell says true. It may count work this
+    /// fetch could not take (another tag, a session owned elsewhere), never miss work it
+    /// could: a missed item would wait for the recheck.
+    pub(crate) more_ready: bool,
+    /// The milliseconds until the queue's next delayed work becomes visible (inner None:
+    /// nothing delayed), if the claim read them: with `more_ready` false, the queue is then
+    /// known to be empty until that time or a wake-up (`queue_wake.rs`).
+    pub(crate) next_visible_ms: Option<Option<f64>>,
+}
+
 pub(crate) enum ClaimOutcome<T> {
-    /// Claimed, and whether the claim saw more work ready (only asked of a woken fetch's
-    /// claim; a claim that cannot tell says true). It may count work this fetch could not
-    /// take (another tag, a session owned elsewhere), never miss work it could: a missed
-    /// item would wait for the recheck.
-    Claimed(T, bool),
+    /// Claimed, and what the claim saw besides.
+    Claimed(T, Rest),
     /// Nothing eligible right now, with the milliseconds until the queue's next delayed
     /// work becomes visible, as the claim read it (None: nothing delayed, or not read
     /// because this provider does not long-poll).
@@ -81,12 +91,18 @@ impl PostgresProvider {
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
             if let (Some(wake), Some(before), Ok(outcome)) = (&wake, wakes_before, &outcome) {
                 let empty = match outcome {
-                    ClaimOutcome::Empty(ms) => {
-                        Some(ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0)))
-                    }
+                    ClaimOutcome::Empty(ms) => Some(*ms),
+                    ClaimOutcome::Claimed(
+                        _,
+                        Rest {
+                            more_ready: false,
+                            next_visible_ms: Some(ms),
+                        },
+                    ) => Some(*ms),
                     _ => None,
                 };
-                wake.claimed(before, filters, empty);
+                let millis = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+                wake.claimed(before, filters, empty.map(|ms| ms.map(millis)));
             }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -94,8 +110,8 @@ impl PostgresProvider {
                 Err(_) => self.fetch_gate.released(pass),
             }
             let next_visible_ms = match outcome? {
-                ClaimOutcome::Claimed(item, more_ready) => {
-                    if let (true, true, Some(wake)) = (woken, more_ready, &wake) {
+                ClaimOutcome::Claimed(item, rest) => {
+                    if let (true, true, Some(wake)) = (woken, rest.more_ready, &wake) {
                         wake.wake_one();
                     }
                     return Ok(Some(item));

@@ -16,7 +16,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::give_back::ClaimGuard;
 use crate::orchestration::millis;
-use crate::polling::ClaimOutcome;
+use crate::polling::{ClaimOutcome, Rest};
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::token::new_worker_token_prefix;
@@ -191,7 +191,10 @@ impl PostgresProvider {
             let text: String = row.get(1);
             let attempt_count = row.get::<i32, _>(2).max(0) as u32;
             let session_id: Option<String> = row.get(3);
-            let more_ready = row.get::<Option<bool>, _>("more_ready").unwrap_or(true);
+            let rest = Rest {
+                more_ready: row.get::<Option<bool>, _>("more_ready").unwrap_or(true),
+                next_visible_ms: tell_more.then(|| row.get("next_visible_ms")),
+            };
             let item = match serde_json::from_str::<WorkItem>(&text) {
                 Ok(item) => item,
                 Err(e) => {
@@ -236,10 +239,7 @@ impl PostgresProvider {
                 }
             }
             guard.disarm();
-            return Ok(ClaimOutcome::Claimed(
-                (item, token, attempt_count),
-                more_ready,
-            ));
+            return Ok(ClaimOutcome::Claimed((item, token, attempt_count), rest));
         }
     }
 
@@ -247,7 +247,8 @@ impl PostgresProvider {
     /// soon as it returns a claimed row (see `give_back`): a fetch cancelled while the
     /// statement runs leaves no item leased to nobody. Nothing claimed: the milliseconds
     /// until the next delayed item becomes visible, if read. With `tell_more`, the claimed
-    /// row's `more_ready` says whether any other item looked ready.
+    /// row's `more_ready` says whether any other item looked ready, and its
+    /// `next_visible_ms` when the next delayed one becomes visible.
     async fn claim_work_once(
         &self,
         lock_timeout: Duration,

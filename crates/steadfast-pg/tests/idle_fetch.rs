@@ -182,3 +182,52 @@ async fn a_message_that_came_during_a_turn_is_claimed_at_once_after_its_ack() {
     );
     h.drop().await;
 }
+
+/// A woken worker claim that saw nothing else ready leaves the queue known empty, until
+/// the next delayed item's time: the next fetch waits first, then claims that item then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_claim_that_saw_nothing_else_ready_the_next_fetch_waits() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_after_claim", slow_recheck).await;
+    let queue = Queue::Worker;
+    queue.enqueue(&h.provider, queue.item("later", 1)).await;
+    let (_, token, _) = h
+        .provider
+        .fetch_work_item(LONG, Duration::ZERO, None, &TagFilter::default())
+        .await
+        .unwrap()
+        .expect("the first item");
+    let delay = Duration::from_secs(2);
+    h.provider
+        .abandon_work_item(&token, Some(delay), true)
+        .await
+        .unwrap();
+    let delayed_from = Instant::now();
+
+    let provider = h.provider.clone();
+    let woken = tokio::spawn(async move { queue.fetch(&provider, POLL).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    queue.enqueue(&h.provider, queue.item("now", 2)).await;
+    assert!(
+        woken.await.unwrap(),
+        "the waiting fetch takes the second item"
+    );
+
+    let (claims_before, skipped_before) = (claims(queue.label()), skipped_claims(queue.label()));
+    assert!(
+        queue.fetch(&h.provider, POLL).await,
+        "the next fetch takes the delayed item"
+    );
+    assert_eq!(skipped_claims(queue.label()) - skipped_before, 1);
+    assert_eq!(
+        claims(queue.label()) - claims_before,
+        1,
+        "one claim, when the delayed item became visible"
+    );
+    assert!(
+        delayed_from.elapsed() < delay + Duration::from_secs(3),
+        "took {:?} after a {delay:?} delay (the recheck is {RECHECK:?})",
+        delayed_from.elapsed()
+    );
+    h.drop().await;
+}
