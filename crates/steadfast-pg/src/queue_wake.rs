@@ -4,11 +4,12 @@
 //! listen connection, a passed-on wake-up) is counted before it wakes a fetch. A claim
 //! that finds nothing, or a woken worker claim that saw nothing else ready, records the
 //! count it started with, its filters and when the queue's next delayed work becomes
-//! visible. A fetch that begins while that record
-//! still holds (no wake-up since, the same filters, that time not reached) would only
-//! find nothing again, so it waits first: without this, every dispatcher that finished
-//! an item ran one empty claim before it waited, about one transaction per activity on a
-//! worker queue that keeps up (docs/benchmarks.md, runs 16 and 19).
+//! visible. A fetch that begins while that record still holds (no wake-up since, the same
+//! filters, that time not reached) would only find nothing again, so it waits first:
+//! without this, every dispatcher that finished an item on a queue with nothing else
+//! ready ran one empty claim before it waited (tests/idle_fetch.rs). The throughput
+//! benchmark, whose queues are seldom idle, shows no change (docs/benchmarks.md, runs 19
+//! and 20).
 //!
 //! The count is read before the claim's statement starts and bumped after the write
 //! that made work visible committed, so a record can only be newer than the work it
