@@ -101,8 +101,7 @@ impl PostgresProvider {
                     ) => Some(*ms),
                     _ => None,
                 };
-                let millis = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1000.0);
-                wake.claimed(before, filters, empty.map(|ms| ms.map(millis)));
+                wake.claimed(before, filters, empty.map(|ms| ms.map(from_ms)));
             }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -128,11 +127,16 @@ impl PostgresProvider {
             }
             let mut wait = (deadline - now).min(recheck);
             if let Some(ms) = next_visible_ms {
-                wait = wait.min(Duration::from_secs_f64((ms.max(0.0) + 1.0) / 1000.0));
+                wait = wait.min(from_ms(ms.max(0.0) + 1.0));
             }
             woken = wake.wait(wait).await;
         }
     }
+}
+
+/// A time in milliseconds as the claim statements return it (negative: already past).
+fn from_ms(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
 }
 
 fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'static str {

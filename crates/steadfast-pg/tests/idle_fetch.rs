@@ -25,6 +25,18 @@ fn slow_recheck(options: &mut ProviderOptions) {
     options.claim.long_poll_recheck = RECHECK;
 }
 
+/// Far below `POLL` and `RECHECK`: a fetch that waited for either took longer.
+const PROMPT: Duration = Duration::from_secs(5);
+
+/// `what`, begun at `started`, ended well before the recheck or the poll timeout.
+fn assert_prompt(started: Instant, what: &str) {
+    assert!(
+        started.elapsed() < PROMPT,
+        "{what} took {:?} (the recheck is {RECHECK:?})",
+        started.elapsed()
+    );
+}
+
 async fn waits_first_then_one_claim_takes_the_item(queue: Queue) {
     let _serial = SERIAL.lock().await;
     let h = Harness::new(&format!("idle_{}", queue.label()), slow_recheck).await;
@@ -80,7 +92,7 @@ async fn a_wake_up_since_the_empty_claim_makes_the_next_fetch_claim() {
     let started = Instant::now();
     assert!(queue.fetch(&h.provider, POLL).await, "the enqueued item");
     assert_eq!(skipped_claims(queue.label()), skipped_before);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_prompt(started, "the fetch after a wake-up");
     h.drop().await;
 }
 
@@ -119,11 +131,7 @@ async fn an_empty_claim_says_nothing_of_other_filters() {
         .await
         .unwrap();
     assert!(got.is_some(), "the gpu worker takes it");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "the gpu worker waited {:?} (the recheck is {RECHECK:?})",
-        started.elapsed()
-    );
+    assert_prompt(started, "the gpu worker's fetch");
     h.drop().await;
 }
 
@@ -144,11 +152,7 @@ async fn delayed_work_ends_the_wait_when_it_becomes_visible() {
     let started = Instant::now();
     assert!(queue.fetch(&h.provider, POLL).await, "the delayed start");
     assert_eq!(skipped_claims(queue.label()) - skipped_before, 1);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?} (the recheck is {RECHECK:?})",
-        started.elapsed()
-    );
+    assert_prompt(started, "the fetch of the delayed start");
     h.drop().await;
 }
 
@@ -175,11 +179,7 @@ async fn a_message_that_came_during_a_turn_is_claimed_at_once_after_its_ack() {
     h.ack_started("busy", &token).await;
     let started = Instant::now();
     assert!(queue.fetch(&h.provider, POLL).await, "the event's turn");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?} (the recheck is {RECHECK:?})",
-        started.elapsed()
-    );
+    assert_prompt(started, "the fetch after the ack");
     h.drop().await;
 }
 
@@ -228,6 +228,45 @@ async fn after_a_claim_that_saw_nothing_else_ready_the_next_fetch_waits() {
         delayed_from.elapsed() < delay + Duration::from_secs(3),
         "took {:?} after a {delay:?} delay (the recheck is {RECHECK:?})",
         delayed_from.elapsed()
+    );
+    h.drop().await;
+}
+
+/// A lease that runs out wakes nobody: an activity whose worker hung is still handed out
+/// again within the recheck by a fetch that began on a queue known empty, not after the
+/// poll timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_is_found_at_the_recheck_by_a_waiting_fetch() {
+    let _serial = SERIAL.lock().await;
+    let recheck = Duration::from_millis(300);
+    let h = Harness::new("idle_hung", |o| {
+        o.claim.long_poll_recheck = recheck;
+        o.claim.redelivery_backoff.base = Duration::ZERO;
+        o.claim.redelivery_backoff.jitter = 0.0;
+    })
+    .await;
+    let queue = Queue::Worker;
+    queue.enqueue(&h.provider, queue.item("hung", 1)).await;
+    let lease = Duration::from_secs(1);
+    let hung = h
+        .provider
+        .fetch_work_item(lease, Duration::ZERO, None, &TagFilter::default())
+        .await
+        .unwrap();
+    assert!(hung.is_some(), "the hung worker's claim");
+    let leased_at = Instant::now();
+    assert!(!queue.fetch(&h.provider, SHORT_POLL).await, "leased");
+
+    let skipped_before = skipped_claims(queue.label());
+    assert!(queue.fetch(&h.provider, POLL).await, "handed out again");
+    assert!(
+        skipped_claims(queue.label()) > skipped_before,
+        "the fetch began on a queue known empty"
+    );
+    let took = leased_at.elapsed();
+    assert!(
+        took < lease + recheck + Duration::from_secs(2),
+        "handed out again {took:?} after a {lease:?} lease (recheck {recheck:?}, poll {POLL:?})"
     );
     h.drop().await;
 }
