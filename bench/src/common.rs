@@ -47,6 +47,8 @@ pub struct Env {
     pub run_tag: String,
     /// The livelock scenario's process layouts, in the order they run.
     pub livelock_topologies: Vec<Topology>,
+    /// The throughput scenario's dispatcher counts, when not its default list.
+    pub throughput_dispatchers: Option<Vec<usize>>,
 }
 
 /// `processes` processes with `dispatchers_per_process` orchestration dispatchers each, all

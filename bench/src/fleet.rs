@@ -91,6 +91,7 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         smoke: false,
         run_tag: String::new(),
         livelock_topologies: Vec::new(),
+        throughput_dispatchers: None,
     };
     let built = common::connect(&env, kind, cfg.schema.clone(), false).await?;
     let mut diag_rx = built.steadfast.as_ref().map(|p| p.subscribe());

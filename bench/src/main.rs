@@ -3,12 +3,14 @@
 
 mod backlog;
 mod ceiling;
+mod claim_counts;
 mod common;
 mod contention;
 mod driver;
 mod fleet;
 mod livelock;
 mod probe;
+mod statements;
 mod throughput;
 
 use std::path::PathBuf;
@@ -23,7 +25,7 @@ use crate::common::{Env, Kind, Topology, progress};
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                        [--scenario livelock|contention|throughput|ceiling|backlog|all]
-                       [--livelock-topology 1x32|8x4|both]
+                       [--livelock-topology 1x32|8x4|both] [--dispatchers N,N,...]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
 
   --smoke          seconds-long version of each scenario (what CI runs)
@@ -32,6 +34,8 @@ usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
   --livelock-topology
                    1x32: one process with 32 orchestration dispatchers; 8x4: eight child
                    processes with 4 each, on the same schema; both (default) runs 1x32, then 8x4
+  --dispatchers    the throughput scenario's dispatcher counts (comma-separated);
+                   default 1,2,4,8,16,32 (2 with --smoke)
   --out            JSON results file; default bench/results/run-<epoch>.json
                    (target/bench-smoke-<epoch>.json with --smoke)
   --database-url   default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
@@ -50,6 +54,7 @@ struct Args {
     database_url: String,
     pool: u32,
     topologies: Vec<Topology>,
+    dispatchers: Option<Vec<usize>>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -63,6 +68,7 @@ fn parse_args() -> Result<Args> {
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
         pool: 0,
         topologies: vec![Topology::ONE_BY_32, Topology::EIGHT_BY_4],
+        dispatchers: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -108,6 +114,18 @@ fn parse_args() -> Result<Args> {
                     "both" => vec![Topology::ONE_BY_32, Topology::EIGHT_BY_4],
                     other => bail!("--livelock-topology: unknown topology {other:?}\n\n{USAGE}"),
                 }
+            }
+            "--dispatchers" => {
+                let list = value("--dispatchers")?
+                    .split(',')
+                    .map(|n| match n.trim().parse::<usize>() {
+                        Ok(n) if (1..=64).contains(&n) => Ok(n),
+                        _ => Err(anyhow::anyhow!(
+                            "--dispatchers: {n:?} is not a count from 1 to 64"
+                        )),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                args.dispatchers = Some(list);
             }
             "--out" => args.out = Some(PathBuf::from(value("--out")?)),
             "--database-url" => args.database_url = value("--database-url")?,
@@ -200,6 +218,7 @@ async fn run(args: Args) -> Result<()> {
         smoke: args.smoke,
         run_tag: format!("{}", started_epoch % 1_000_000_000),
         livelock_topologies: args.topologies.clone(),
+        throughput_dispatchers: args.dispatchers.clone(),
     };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(if args.smoke {
@@ -337,6 +356,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !claim_counts::install() {
+        eprintln!(
+            "steadfast-bench: another metrics recorder was installed; claim counts not recorded"
+        );
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("STEADFAST_BENCH_LOG")

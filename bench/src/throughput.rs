@@ -30,7 +30,9 @@ use crate::common::{self, Env, Kind, MAX_ATTEMPTS, progress, ratio, registries, 
 use crate::driver::ClosedLoop;
 use steadfast_pg::Layered;
 
+use crate::claim_counts;
 use crate::probe::Probe;
+use crate::statements;
 
 const IN_FLIGHT: usize = 64;
 
@@ -42,6 +44,14 @@ struct Cfg {
 }
 
 fn cfg(env: &Env) -> Cfg {
+    let mut c = default_cfg(env);
+    if let Some(list) = &env.throughput_dispatchers {
+        c.dispatchers = list.clone();
+    }
+    c
+}
+
+fn default_cfg(env: &Env) -> Cfg {
     if env.smoke {
         Cfg {
             dispatchers: vec![2],
@@ -107,6 +117,8 @@ async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> 
         Some(tx),
     )));
     let stats = probe.stats.clone();
+    let statements_counted = built.steadfast.is_some() && statements::reset(env).await;
+    let claims_before = claim_counts::totals();
     let work_before = common::db_work(env, &built.schema).await?;
     let client = Arc::new(Client::new(probe.clone()));
     let (activities, orchestrations) = registries();
@@ -159,6 +171,12 @@ async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> 
                 "transactions": per(after.transactions, work_before.transactions),
                 "rows_written": per(after.rows_written, work_before.rows_written),
                 "completed": total,
+                "claims": claim_counts::per_orchestration(&claims_before, &claim_counts::totals(), total),
+                "statements": if statements_counted {
+                    statements::per_orchestration(env, total).await
+                } else {
+                    Value::Null
+                },
                 "note": "whole run (warm-up included) over orchestrations completed; the instances still in flight at the end add their partial cost; transactions are the whole database's",
             })
         }
