@@ -329,7 +329,13 @@ impl PostgresProvider {
                 );
                 return Ok(None);
             }
-            _ => return Ok(Some(ClaimOutcome::Empty(row.get("next_visible_ms")))),
+            _ => {
+                return Ok(Some(ClaimOutcome::Empty {
+                    next_visible_ms: row.get("next_visible_ms"),
+                    // The orchestrator claim does not tell.
+                    others_ready: true,
+                }));
+            }
         };
         let settled = self.settle_claim(&row, sent, lease).await;
         // Handed out, or settled here (dead-lettered, abandoned, taken over): nothing to
