@@ -8,7 +8,8 @@
 -- $1 token prefix (the token is the prefix and the id: functions/token_work_item.sql),
 -- $2 lock ms, $3 jitter, $4 backoff base ms, $5 backoff cap ms,
 -- $6 tag mode (0 untagged only, 1 listed tags, 2 untagged or listed, 3 any), $7 tags,
--- $8 session owner, $9 read the next visible time, $10 read it and more_ready (below).
+-- $8 session owner, $9 whether to read the next visible time, $10 whether a claimed row
+-- reads more_ready (below) and the next visible time.
 WITH claimed AS (
     UPDATE __SCHEMA__.worker_queue AS w
     SET lock_token = $1 || w.id,
@@ -50,35 +51,16 @@ SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
        -- Whether any other item looked ready: unlocked or its lease expired, whatever its
        -- tag or session, so that a fetch passing a wake-up on (src/polling.rs) never
        -- misses work the next could take. This snapshot predates the claim: hence the id.
-       -- A row another transaction was writing or locking (xmax set) is left to it: claims
-       -- running beside this one would otherwise each pass a wake-up on for nothing. (An
-       -- aborted or lock-only writer leaves xmax set too: such a row, rare, is found at a
-       -- fetch's recheck.)
        CASE WHEN $10::boolean THEN EXISTS (
            SELECT 1
            FROM __SCHEMA__.worker_queue AS q
            WHERE q.visible_at <= clock_timestamp()
              AND q.id <> c.id
-             AND q.xmax = '0'::xid
              AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
        ) END AS more_ready
 FROM claimed AS c
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL,
        CASE WHEN $9::boolean THEN (SELECT ms FROM next_visible) END,
-       -- Whether an item looked ready that these filters exclude (another tag, a session
-       -- owned elsewhere): this claim's wake-up may have been meant for another fetch.
-       CASE WHEN $10::boolean THEN EXISTS (
-           SELECT 1
-           FROM __SCHEMA__.worker_queue AS q
-           LEFT JOIN __SCHEMA__.sessions AS s
-                  ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
-           WHERE q.visible_at <= clock_timestamp()
-             AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
-             AND (CASE $6::int WHEN 0 THEN q.tag IS NULL WHEN 1 THEN q.tag = ANY($7::text[])
-                      WHEN 2 THEN q.tag IS NULL OR q.tag = ANY($7::text[]) ELSE true END
-                  AND (q.session_id IS NULL
-                       OR ($8::text IS NOT NULL AND (s.session_id IS NULL OR s.worker_id = $8::text)))
-                 ) IS NOT TRUE
-       ) END
+       NULL
 WHERE NOT EXISTS (SELECT 1 FROM claimed)

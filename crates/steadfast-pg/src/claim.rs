@@ -329,13 +329,7 @@ impl PostgresProvider {
                 );
                 return Ok(None);
             }
-            _ => {
-                return Ok(Some(ClaimOutcome::Empty {
-                    next_visible_ms: row.get("next_visible_ms"),
-                    // The orchestrator claim does not tell.
-                    others_ready: true,
-                }));
-            }
+            _ => return Ok(Some(ClaimOutcome::Empty(row.get("next_visible_ms")))),
         };
         let settled = self.settle_claim(&row, sent, lease).await;
         // Handed out, or settled here (dead-lettered, abandoned, taken over): nothing to

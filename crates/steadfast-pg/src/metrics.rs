@@ -63,7 +63,7 @@ pub const METRICS: &[MetricDescription] = &[
         name: CLAIMS_SKIPPED,
         kind: MetricKind::Counter,
         labels: &["queue"],
-        help: "Fetches that waited before their first claim: the last claim of this process with the same filters left nothing ready that no wake-up covers, and nothing came since that a wake-up does not bring to a fetch.",
+        help: "Fetches that waited before their first claim: the last claim of this process with the same filters found the queue empty, and no wake-up came since.",
     },
     MetricDescription {
         name: CLAIM_DURATION,

@@ -39,7 +39,6 @@ impl PostgresProvider {
     ) -> Result<(), ProviderError> {
         let poison = poison_details(&history_delta);
         let enqueued = Enqueued::when(!orchestrator_items.is_empty(), !worker_items.is_empty());
-        let activities = worker_items.len();
         let ends = metadata.status.as_deref().is_some_and(|s| s != "Running");
         let turn = TurnWrite {
             execution_id,
@@ -64,7 +63,6 @@ impl PostgresProvider {
             return match state.as_str() {
                 "ok" => {
                     self.turn_committed(lock_token, enqueued, ends);
-                    self.more_worker_items(activities.saturating_sub(1));
                     Ok(())
                 }
                 "expired" => Err(self.ack_rejected(lock_token, execution_id, "expired").await),

@@ -5,7 +5,7 @@
 //! claims something and saw more work ready passes the wake on to the next, so a burst of
 //! work fans out over idle dispatchers one by one instead of waking all of them for every
 //! enqueue, and a single item wakes one fetch, not two. A fetch that begins while the last
-//! empty claim with its filters still holds waits before it claims (`queue_wake.rs`). While
+//! empty claim of its queue still holds waits before it claims (`queue_wake.rs`). While
 //! claims fail with retryable errors, every fetch backs off together (`fetch_gate.rs`).
 
 use std::future::Future;
@@ -28,25 +28,18 @@ pub(crate) struct Rest {
     /// could: a missed item would wait for the recheck.
     pub(crate) more_ready: bool,
     /// The milliseconds until the queue's next delayed work becomes visible (inner None:
-    /// nothing delayed), if the claim read them: the queue is then known to be empty until
-    /// that time or a wake-up, whatever `more_ready` says (`queue_wake.rs`).
+    /// nothing delayed), if the claim read them: with `more_ready` false, the queue is then
+    /// known to be empty until that time or a wake-up (`queue_wake.rs`).
     pub(crate) next_visible_ms: Option<Option<f64>>,
 }
 
 pub(crate) enum ClaimOutcome<T> {
     /// Claimed, and what the claim saw besides.
     Claimed(T, Rest),
-    /// Nothing eligible right now.
-    Empty {
-        /// The milliseconds until the queue's next delayed work becomes visible, as the
-        /// claim read it (None: nothing delayed, or not read because this provider does
-        /// not long-poll).
-        next_visible_ms: Option<f64>,
-        /// Whether work looked ready that this claim's filters exclude (another tag, a
-        /// session owned elsewhere): a woken claim's wake-up may then have been meant for
-        /// another fetch. True when the claim cannot tell.
-        others_ready: bool,
-    },
+    /// Nothing eligible right now, with the milliseconds until the queue's next delayed
+    /// work becomes visible, as the claim read it (None: nothing delayed, or not read
+    /// because this provider does not long-poll).
+    Empty(Option<f64>),
     /// Candidates existed but the bounded tries or time ran out: return at once.
     Exhausted,
 }
@@ -92,36 +85,23 @@ impl PostgresProvider {
                     return Ok(None);
                 }
             };
-            let epoch_before = wake.as_ref().map(|w| w.epoch());
+            let wakes_before = wake.as_ref().map(|w| w.wakes_so_far());
             let started = Instant::now();
             let outcome = claim(woken).await;
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
-            if let (Some(wake), Some(before), Ok(outcome)) = (&wake, epoch_before, &outcome) {
-                // A woken claim that saw more ready passes its wake-up on (below), and that
-                // wake-up's claim takes the rest: the queue is known empty after it too.
+            if let (Some(wake), Some(before), Ok(outcome)) = (&wake, wakes_before, &outcome) {
                 let empty = match outcome {
-                    ClaimOutcome::Empty {
-                        next_visible_ms, ..
-                    } => Some(*next_visible_ms),
+                    ClaimOutcome::Empty(ms) => Some(*ms),
                     ClaimOutcome::Claimed(
                         _,
                         Rest {
+                            more_ready: false,
                             next_visible_ms: Some(ms),
-                            ..
                         },
                     ) => Some(*ms),
                     _ => None,
                 };
                 wake.claimed(before, filters, empty.map(|ms| ms.map(from_ms)));
-                if let (
-                    true,
-                    ClaimOutcome::Empty {
-                        others_ready: true, ..
-                    },
-                ) = (woken, outcome)
-                {
-                    wake.woken_for_nothing();
-                }
             }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -136,9 +116,7 @@ impl PostgresProvider {
                     return Ok(Some(item));
                 }
                 ClaimOutcome::Exhausted => return Ok(None),
-                ClaimOutcome::Empty {
-                    next_visible_ms, ..
-                } => next_visible_ms,
+                ClaimOutcome::Empty(ms) => ms,
             };
             let Some(wake) = wake.as_ref() else {
                 return Ok(None);
@@ -164,7 +142,7 @@ fn from_ms(ms: f64) -> Duration {
 fn outcome_label<T>(outcome: &Result<ClaimOutcome<T>, ProviderError>) -> &'static str {
     match outcome {
         Ok(ClaimOutcome::Claimed(..)) => "claimed",
-        Ok(ClaimOutcome::Empty { .. }) => "empty",
+        Ok(ClaimOutcome::Empty(_)) => "empty",
         Ok(ClaimOutcome::Exhausted) => "exhausted",
         Err(_) => "error",
     }

@@ -267,14 +267,6 @@ impl PostgresProvider {
         }
     }
 
-    /// A write that has committed made `count` more worker items visible than the one
-    /// its `enqueued` wake-up stands for (`wake.rs`).
-    pub(crate) fn more_worker_items(&self, count: usize) {
-        if let Some(wakes) = &self.wakes {
-            wakes.more_worker_items(count);
-        }
-    }
-
     /// A turn's ack committed, ending its instance's lease (`queue_wake.rs`).
     pub(crate) fn turn_acked(&self) {
         if let Some(wakes) = &self.wakes {

@@ -38,8 +38,6 @@ use crate::schema::SchemaName;
 /// How much of an instance id an ended-execution notification carries.
 pub(crate) const END_PAYLOAD_CHARS: usize = 1000;
 
-/// At most this many wake-ups for the items of one write beyond the first.
-const MORE_WAKE_UPS: usize = 64;
 const ORCHESTRATOR: u8 = 1;
 const WORKER: u8 = 2;
 
@@ -196,15 +194,6 @@ impl Wakes {
         }
         self.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
         self.publish.kick.notify_one();
-    }
-
-    /// A write that has committed made `count` more worker items visible than the one
-    /// its `enqueued` wake-up stands for: a wake-up each, up to [`MORE_WAKE_UPS`], so that
-    /// as many waiting fetches claim them side by side (the rest are passed on).
-    pub(crate) fn more_worker_items(&self, count: usize) {
-        for _ in 0..count.min(MORE_WAKE_UPS) {
-            self.worker.wake_one();
-        }
     }
 
     /// A turn's ack committed: its instance's lease ended (`queue_wake.rs`).

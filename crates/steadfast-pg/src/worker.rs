@@ -184,7 +184,7 @@ impl PostgresProvider {
                 .await?
             {
                 Ok(claimed) => claimed,
-                Err(empty) => return Ok(empty),
+                Err(next_visible_ms) => return Ok(ClaimOutcome::Empty(next_visible_ms)),
             };
             let id: i64 = row.get(0);
             let token: String = row.get("lock_token");
@@ -246,10 +246,9 @@ impl PostgresProvider {
     /// One autocommit claim statement, run on its own task and armed with a give-back as
     /// soon as it returns a claimed row (see `give_back`): a fetch cancelled while the
     /// statement runs leaves no item leased to nobody. Nothing claimed: the milliseconds
-    /// until the next delayed item becomes visible, if read, and, with `tell_more`,
-    /// whether any item these filters exclude looked ready. With `tell_more`, the claimed row's `more_ready`
-    /// says whether any other item looked ready, and its `next_visible_ms` when the next
-    /// delayed one becomes visible.
+    /// until the next delayed item becomes visible, if read. With `tell_more`, the claimed
+    /// row's `more_ready` says whether any other item looked ready, and its
+    /// `next_visible_ms` when the next delayed one becomes visible.
     async fn claim_work_once(
         &self,
         lock_timeout: Duration,
@@ -257,7 +256,7 @@ impl PostgresProvider {
         tag_mode: &i32,
         tags: &[String],
         tell_more: bool,
-    ) -> Result<Result<(PgRow, ClaimGuard), ClaimOutcome<FetchedWork>>, ProviderError> {
+    ) -> Result<Result<(PgRow, ClaimGuard), Option<f64>>, ProviderError> {
         let claim = &self.options.claim;
         let backoff = &claim.redelivery_backoff;
         let jitter = rand::thread_rng().r#gen::<f64>() * backoff.jitter;
@@ -292,10 +291,7 @@ impl PostgresProvider {
             .await?;
         Ok(match guard {
             Some(guard) => Ok((row, guard)),
-            None => Err(ClaimOutcome::Empty {
-                next_visible_ms: row.get("next_visible_ms"),
-                others_ready: row.get::<Option<bool>, _>("more_ready").unwrap_or(true),
-            }),
+            None => Err(row.get("next_visible_ms")),
         })
     }
 

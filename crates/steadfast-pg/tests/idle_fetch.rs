@@ -1,8 +1,7 @@
 //! A fetch that begins while its queue is known to be empty waits before it claims
 //! (src/queue_wake.rs): known from the last claim of this process with the same filters,
-//! which found nothing, with nothing since that a wake-up does not bring to a fetch. It
-//! claims at once after a wake-up nobody took, for other filters, after a wake-up taken
-//! for nothing, and when delayed work becomes visible.
+//! which found nothing, with no wake-up since. It claims at once after a wake-up, for
+//! other filters, and when delayed work becomes visible.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -12,8 +11,8 @@ use std::time::Duration;
 use common::claim_counts::{SERIAL, claims, skipped_claims};
 use common::harness::{Harness, LONG, raised, start};
 use common::queues::Queue;
-use duroxide::providers::{Provider, SessionFetchConfig, TagFilter, WorkItem};
-use steadfast_pg::{PostgresProvider, ProviderOptions};
+use duroxide::providers::{Provider, TagFilter, WorkItem};
+use steadfast_pg::ProviderOptions;
 use tokio::time::Instant;
 
 /// Long enough that no fetch here claims on the recheck timer.
@@ -81,157 +80,19 @@ async fn an_orchestrator_fetch_on_a_queue_known_empty_waits_before_it_claims() {
     waits_first_then_one_claim_takes_the_item(Queue::Orchestrator).await;
 }
 
-/// An enqueue that no fetch was waiting for ends what the empty claim showed: the next
-/// fetch takes the item at once, with one claim.
+/// An enqueue that no fetch was waiting for still makes the next fetch claim at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wake_up_nobody_took_makes_the_next_fetch_claim_at_once() {
+async fn a_wake_up_since_the_empty_claim_makes_the_next_fetch_claim() {
     let _serial = SERIAL.lock().await;
     let h = Harness::new("idle_woken", slow_recheck).await;
     let queue = Queue::Worker;
     assert!(!queue.fetch(&h.provider, SHORT_POLL).await);
     queue.enqueue(&h.provider, queue.item("idle", 1)).await;
-    let claims_before = claims(queue.label());
-    let started = Instant::now();
-    assert!(queue.fetch(&h.provider, POLL).await, "the enqueued item");
-    assert_eq!(claims(queue.label()) - claims_before, 1);
-    assert_prompt(started, "the fetch after a wake-up");
-    h.drop().await;
-}
-
-/// Work enqueued while no fetch waits: its wake-ups cannot all be kept (one permit), so
-/// the fetches that begin claim at once, side by side, instead of waiting in turn for a
-/// wake-up passed on by the one before.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_backlog_enqueued_while_no_fetch_waits_is_claimed_without_waiting() {
-    let _serial = SERIAL.lock().await;
-    let h = Harness::new("idle_backlog", slow_recheck).await;
-    let queue = Queue::Worker;
-    assert!(
-        !queue.fetch(&h.provider, SHORT_POLL).await,
-        "the queue starts empty"
-    );
-    for n in 1..=3 {
-        queue.enqueue(&h.provider, queue.item("backlog", n)).await;
-    }
     let skipped_before = skipped_claims(queue.label());
     let started = Instant::now();
-    let mut fetches = tokio::task::JoinSet::new();
-    for _ in 0..3 {
-        let provider = h.provider.clone();
-        fetches.spawn(async move { queue.fetch(&provider, POLL).await });
-    }
-    while let Some(got) = fetches.join_next().await {
-        assert!(got.unwrap(), "each fetch takes an item of the backlog");
-    }
-    assert_prompt(started, "the backlog's fetches");
-    assert_eq!(
-        skipped_claims(queue.label()) - skipped_before,
-        0,
-        "fetches that waited before claiming the backlog"
-    );
-    h.drop().await;
-}
-
-fn slot(owner: &str) -> SessionFetchConfig {
-    SessionFetchConfig {
-        owner_id: owner.into(),
-        lock_timeout: LONG,
-    }
-}
-
-/// A worker fetch as one slot of the runtime makes it: its own session owner.
-async fn slot_fetch(provider: &PostgresProvider, owner: &str, poll: Duration) -> bool {
-    provider
-        .fetch_work_item(LONG, poll, Some(&slot(owner)), &TagFilter::default())
-        .await
-        .unwrap()
-        .is_some()
-}
-
-/// The runtime's worker slots each fetch with their own session owner, and the wake-up of
-/// each activity goes to one of them: a slot that begins a fetch while another slot took
-/// the last wake-up still waits first, on its own last empty claim, and takes the next
-/// item with one claim (before, every enqueue made each slot's next fetch claim once for
-/// nothing).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wake_up_another_slot_took_leaves_the_queue_known_empty() {
-    let _serial = SERIAL.lock().await;
-    let h = Harness::new("idle_slots", slow_recheck).await;
-    let queue = Queue::Worker;
-    assert!(
-        !slot_fetch(&h.provider, "slot-b", SHORT_POLL).await,
-        "slot b finds nothing"
-    );
-
-    let slot_a = {
-        let provider = h.provider.clone();
-        tokio::spawn(async move { slot_fetch(&provider, "slot-a", POLL).await })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    queue.enqueue(&h.provider, queue.item("slots", 1)).await;
-    assert!(slot_a.await.unwrap(), "slot a takes the first item");
-
-    let (claims_before, skipped_before) = (claims(queue.label()), skipped_claims(queue.label()));
-    let slot_b = {
-        let provider = h.provider.clone();
-        tokio::spawn(async move { slot_fetch(&provider, "slot-b", POLL).await })
-    };
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        claims(queue.label()) - claims_before,
-        0,
-        "claims by slot b's fetch before the next enqueue"
-    );
-    assert_eq!(skipped_claims(queue.label()) - skipped_before, 1);
-    let started = Instant::now();
-    queue.enqueue(&h.provider, queue.item("slots", 2)).await;
-    assert!(slot_b.await.unwrap(), "slot b takes the second item");
-    assert_prompt(started, "slot b's fetch after the enqueue");
-    assert_eq!(
-        claims(queue.label()) - claims_before,
-        1,
-        "claims to take it"
-    );
-    h.drop().await;
-}
-
-/// A wake-up taken by a fetch that could not use it (another tag) is not lost to the
-/// fetches that could: a fetch that begins after that empty claim claims at once, though
-/// its own last claim found the queue empty.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wake_up_taken_for_nothing_makes_the_next_fetch_claim_at_once() {
-    let _serial = SERIAL.lock().await;
-    let h = Harness::new("idle_misdirected_wake", slow_recheck).await;
-    let queue = Queue::Worker;
-    assert!(
-        !queue.fetch(&h.provider, SHORT_POLL).await,
-        "untagged: empty"
-    );
-    let gpu = {
-        let provider = h.provider.clone();
-        tokio::spawn(async move {
-            provider
-                .fetch_work_item(LONG, SHORT_POLL * 10, None, &TagFilter::tags(["gpu"]))
-                .await
-                .unwrap()
-                .is_some()
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let claims_before = claims(queue.label());
-    queue
-        .enqueue(&h.provider, queue.item("misdirected", 1))
-        .await;
-    // The gpu fetch, the only one waiting, takes the wake-up and claims nothing.
-    let deadline = Instant::now() + PROMPT;
-    while claims(queue.label()) == claims_before {
-        assert!(Instant::now() < deadline, "the gpu fetch never woke");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let started = Instant::now();
-    assert!(queue.fetch(&h.provider, POLL).await, "the untagged item");
-    assert_prompt(started, "the untagged fetch");
-    assert!(!gpu.await.unwrap(), "the gpu fetch ends empty");
+    assert!(queue.fetch(&h.provider, POLL).await, "the enqueued item");
+    assert_eq!(skipped_claims(queue.label()), skipped_before);
+    assert_prompt(started, "the fetch after a wake-up");
     h.drop().await;
 }
 

@@ -124,40 +124,6 @@ async fn one_wake_up_for_several_items_fans_out(queue: Queue) {
     h.drop().await;
 }
 
-/// An item whose row another transaction holds (as a claim running beside this one does)
-/// is that transaction's to take: the woken fetch that takes another item does not count
-/// it as more ready and passes no wake-up on for it (run 21: with claims side by side,
-/// most woken worker claims passed one on, and half of those found nothing).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_item_another_claim_holds_is_not_passed_on() {
-    let _serial = SERIAL.lock().await;
-    let queue = Queue::Worker;
-    let h = Harness::new("wake_held", slow_recheck).await;
-    queue.enqueue(&h.provider, queue.item("held", 1)).await;
-    let claiming = h.hold("SELECT id FROM S.worker_queue FOR UPDATE").await;
-    // Takes the enqueue's wake-up, which no fetch was waiting for.
-    assert!(!queue.fetch(&h.provider, Duration::from_millis(200)).await);
-
-    let base = idle_fetches(queue.label());
-    let mut fetches = waiting_fetches(queue, &h.provider);
-    until_waiting(queue, base).await;
-    let waiting = empty_claims(queue.label());
-    queue.enqueue(&h.provider, queue.item("held", 2)).await;
-    assert!(
-        fetches.join_next().await.unwrap().unwrap(),
-        "item 2 claimed"
-    );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        empty_claims(queue.label()) - waiting,
-        0,
-        "claims that found nothing after item 2 was claimed beside the held item 1"
-    );
-    fetches.abort_all();
-    claiming.rollback().await.unwrap();
-    h.drop().await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_activity_wakes_one_worker_fetch() {
     one_item_wakes_one_fetch(Queue::Worker).await;
