@@ -32,9 +32,10 @@ pub async fn reset(env: &Env) -> bool {
     ok
 }
 
-/// The most called statements in this database since `reset`, each with its calls, rows
-/// and execution time (server time inside the statement, ms) per completed orchestration;
-/// `Null` when there is nothing to read.
+/// The 80 statements of this database with the most execution time since `reset` (which
+/// takes in every statement a trivial orchestration runs, however cheap), each with its
+/// calls, rows and execution time (server time inside the statement, ms) per completed
+/// orchestration; `Null` when there is nothing to read.
 pub async fn per_orchestration(env: &Env, completed: u64) -> Value {
     let Ok(pool) = admin_pool(env).await else {
         return Value::Null;
@@ -43,7 +44,7 @@ pub async fn per_orchestration(env: &Env, completed: u64) -> Value {
         "SELECT regexp_replace(query, '\\s+', ' ', 'g'), calls, rows, total_exec_time
          FROM pg_stat_statements
          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-         ORDER BY calls DESC LIMIT 30",
+         ORDER BY total_exec_time DESC LIMIT 80",
     )
     .fetch_all(&pool)
     .await;
