@@ -7,6 +7,7 @@ CREATE SCHEMA steadfast;
 CREATE FUNCTION steadfast.ack_activity(p_token text, p_completion_instance text, p_completion text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_item bigint := steadfast.token_work_item(p_token);
@@ -41,6 +42,7 @@ $$;
 CREATE FUNCTION steadfast.ack_turn(p_token text, p_execution bigint, p_name text, p_version text, p_parent text, p_pin integer[], p_status text, p_output text, p_event_ids bigint[], p_event_types text[], p_event_texts text[], p_custom_status_changed boolean, p_custom_status text, p_kv_keys text[], p_kv_values text[], p_kv_times bigint[], p_w_items text[], p_w_instances text[], p_w_executions bigint[], p_w_activities bigint[], p_w_sessions text[], p_w_tags text[], p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[], p_o_instances text[], p_o_items text[], p_o_delays double precision[], p_o_visible double precision[]) RETURNS text
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_instance text;
@@ -72,6 +74,7 @@ $$;
 CREATE FUNCTION steadfast.append_history(p_instance text, p_execution bigint, p_event_ids bigint[], p_event_types text[], p_event_texts text[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     INSERT INTO steadfast.history (instance_id, execution_id, event_id, event_type, event_data)
@@ -83,6 +86,7 @@ $$;
 CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double precision, p_jitter real, p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms double precision, p_base_ms double precision, p_cap_ms double precision, p_filter boolean, p_min integer[], p_max integer[], p_max_attempts integer DEFAULT NULL::integer, p_event_version text DEFAULT 'unknown'::text, p_max_batch integer DEFAULT NULL::integer, p_max_history_events integer DEFAULT NULL::integer, p_max_history_bytes bigint DEFAULT NULL::bigint, p_next_visible boolean DEFAULT false, OUT outcome text, OUT tries integer, OUT claimed_instance text, OUT token text, OUT msg_ids bigint[], OUT msg_items text[], OUT msg_attempts integer[], OUT orch_name text, OUT orch_version text, OUT exec_id bigint, OUT has_instance boolean, OUT history_events text[], OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[], OUT lease_ms double precision, OUT parked_instances integer, OUT stopped text[], OUT next_visible_ms double precision, OUT more_ready boolean) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
@@ -196,7 +200,8 @@ BEGIN
             UPDATE steadfast.orchestrator_queue AS q
             SET waiting = true
             FROM steadfast.instance_leases AS l
-            WHERE q.instance_id = ANY (v_missing) AND l.instance_id = q.instance_id
+            WHERE q.instance_id = ANY (v_missing) AND l.instance_id = ANY (v_missing)
+              AND l.instance_id = q.instance_id
               AND q.lock_token IS NULL
               AND NOT COALESCE(l.runnable_from <= q.visible_at, false);
             PERFORM steadfast.settle_ready_at(m.instance_id)
@@ -410,6 +415,7 @@ $$;
 CREATE FUNCTION steadfast.dead_letter_handed_out(p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_moved integer;
@@ -436,6 +442,7 @@ $$;
 CREATE FUNCTION steadfast.enqueue_orchestrator(p_instances text[], p_items text[], p_delays double precision[], p_visible double precision[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_visible timestamptz[];
@@ -485,16 +492,18 @@ BEGIN
             GROUP BY t.instance_id
         ) AS s
         WHERE l.instance_id = s.instance_id
+          AND l.instance_id = ANY (p_instances)
           AND (l.runnable_from IS NULL OR s.first_start < l.runnable_from);
     END IF;
 
     WITH inserted AS (
         INSERT INTO steadfast.orchestrator_queue (instance_id, work_item, visible_at, waiting)
         SELECT t.instance_id, t.work_item, t.visible_at,
-               NOT COALESCE(l.runnable_from <= t.visible_at, false)
+               NOT COALESCE((SELECT l.runnable_from <= t.visible_at
+                             FROM steadfast.instance_leases AS l
+                             WHERE l.instance_id = t.instance_id), false)
         FROM unnest(p_instances, p_items, v_visible) WITH ORDINALITY
              AS t(instance_id, work_item, visible_at, ord)
-        LEFT JOIN steadfast.instance_leases AS l ON l.instance_id = t.instance_id
         ORDER BY t.ord
         RETURNING instance_id, visible_at, waiting
     )
@@ -515,7 +524,8 @@ BEGIN
             SELECT l.instance_id
             FROM steadfast.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.ready_at IS NULL OR l.ready_at > w.ready_at
+            WHERE l.instance_id = ANY (v_ready_instances)
+              AND (l.ready_at IS NULL OR l.ready_at > w.ready_at)
             ORDER BY l.instance_id
             FOR NO KEY UPDATE OF l SKIP LOCKED
         ), lowered AS (
@@ -523,13 +533,14 @@ BEGIN
             SET ready_at = LEAST(COALESCE(l.ready_at, w.ready_at), w.ready_at)
             FROM wanted AS w
             WHERE l.instance_id = w.instance_id
+              AND l.instance_id = ANY (v_ready_instances)
               AND l.instance_id IN (SELECT b.instance_id FROM lowerable AS b)
             RETURNING l.instance_id
         ), held AS MATERIALIZED (
             SELECT l.instance_id
             FROM steadfast.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.ready_at <= w.ready_at
+            WHERE l.instance_id = ANY (v_ready_instances) AND l.ready_at <= w.ready_at
             ORDER BY l.instance_id
             FOR KEY SHARE OF l SKIP LOCKED
         )
@@ -545,6 +556,7 @@ $$;
 CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[], p_sessions text[], p_tags text[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     INSERT INTO steadfast.worker_queue
@@ -557,6 +569,7 @@ $$;
 CREATE FUNCTION steadfast.fail_stopped_instance(p_instance text, p_max_attempts integer, p_event_version text, p_reason text, p_limit text, OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_handed_out integer := p_max_attempts + 1;
@@ -739,6 +752,7 @@ $$;
 CREATE FUNCTION steadfast.fence_ready_at(p_instance text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     PERFORM 1
@@ -756,6 +770,7 @@ $$;
 CREATE FUNCTION steadfast.first_queued_start(p_instance text) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
@@ -767,6 +782,7 @@ $$;
 CREATE FUNCTION steadfast.first_ready_at(p_instance text) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
@@ -778,6 +794,7 @@ $$;
 CREATE FUNCTION steadfast.give_back_claim(p_token text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_instance text;
@@ -800,6 +817,7 @@ $$;
 CREATE FUNCTION steadfast.instance_runnable_from(p_instance text) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM steadfast.instances AS i WHERE i.instance_id = p_instance)
@@ -821,6 +839,7 @@ $$;
 CREATE FUNCTION steadfast.release_lease(p_instance text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_settle boolean := steadfast.fence_ready_at(p_instance);
@@ -837,6 +856,7 @@ $$;
 CREATE FUNCTION steadfast.restamp_lease(p_token text, p_lock_ms double precision) RETURNS double precision
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_lease record;
@@ -859,6 +879,7 @@ $$;
 CREATE FUNCTION steadfast.settle_ready_at(p_instance text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     IF NOT steadfast.fence_ready_at(p_instance) THEN
@@ -874,6 +895,7 @@ $$;
 CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms double precision, p_attempt integer, p_jitter real) RETURNS double precision
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_left float8;
@@ -894,6 +916,7 @@ $$;
 CREATE FUNCTION steadfast.start_instance_exclusive(p_instance text, p_item text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM steadfast.instances WHERE instance_id = p_instance) THEN
@@ -922,6 +945,7 @@ $$;
 CREATE FUNCTION steadfast.sweep_orphans(p_timeout_ms double precision, p_limit integer, p_error text) RETURNS TABLE(orphan_instance text, orphan_messages integer, orphan_kinds text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_ids bigint[];
@@ -974,7 +998,7 @@ BEGIN
     SET ready_at = LEAST(COALESCE(l.ready_at, r.first_visible), r.first_visible)
     FROM (SELECT d.instance_id, min(d.visible_at) AS first_visible
           FROM readied AS d GROUP BY d.instance_id) AS r
-    WHERE l.instance_id = r.instance_id;
+    WHERE l.instance_id = r.instance_id AND l.instance_id = ANY (v_runnable);
 
     RETURN QUERY
     WITH moved AS (
@@ -1035,6 +1059,7 @@ $_$;
 CREATE FUNCTION steadfast.touch_session(p_session text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     UPDATE steadfast.sessions
@@ -1046,6 +1071,7 @@ $$;
 CREATE FUNCTION steadfast.try_jsonb(p_text text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
     RETURN p_text::jsonb;
@@ -1057,6 +1083,7 @@ $$;
 CREATE FUNCTION steadfast.write_turn(p_instance text, p_execution bigint, p_name text, p_version text, p_parent text, p_pin integer[], p_status text, p_output text, p_event_ids bigint[], p_event_types text[], p_event_texts text[], p_custom_status_changed boolean, p_custom_status text, p_kv_keys text[], p_kv_values text[], p_kv_times bigint[], p_w_items text[], p_w_instances text[], p_w_executions bigint[], p_w_activities bigint[], p_w_sessions text[], p_w_tags text[], p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[], p_o_instances text[], p_o_items text[], p_o_delays double precision[], p_o_visible double precision[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
     v_now_ms bigint;
@@ -1141,7 +1168,8 @@ BEGIN
     IF cardinality(p_c_instances) > 0 THEN
         -- A worker holding a cancelled activity learns of it at its next renewal.
         DELETE FROM steadfast.worker_queue AS w
-        WHERE (w.instance_id, w.execution_id, w.activity_id) IN (
+        WHERE w.instance_id = ANY (p_c_instances)
+          AND (w.instance_id, w.execution_id, w.activity_id) IN (
             SELECT * FROM unnest(p_c_instances, p_c_executions, p_c_activities)
         );
     END IF;

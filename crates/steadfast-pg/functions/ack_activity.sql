@@ -4,7 +4,8 @@
 -- names its row (functions/token_work_item.sql).
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_activity(
     p_token text, p_completion_instance text, p_completion text
-) RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_item bigint := __SCHEMA__.token_work_item(p_token);
     v_session text;

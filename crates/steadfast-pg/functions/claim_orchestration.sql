@@ -78,7 +78,8 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     OUT kv_keys text[], OUT kv_values text[], OUT kv_times bigint[],
     OUT lease_ms float8, OUT parked_instances integer,
     OUT stopped text[], OUT next_visible_ms float8, OUT more_ready boolean
-) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
     v_candidates text[];
@@ -191,7 +192,8 @@ BEGIN
             UPDATE __SCHEMA__.orchestrator_queue AS q
             SET waiting = true
             FROM __SCHEMA__.instance_leases AS l
-            WHERE q.instance_id = ANY (v_missing) AND l.instance_id = q.instance_id
+            WHERE q.instance_id = ANY (v_missing) AND l.instance_id = ANY (v_missing)
+              AND l.instance_id = q.instance_id
               AND q.lock_token IS NULL
               AND NOT COALESCE(l.runnable_from <= q.visible_at, false);
             PERFORM __SCHEMA__.settle_ready_at(m.instance_id)

@@ -4,7 +4,8 @@
 -- any failed attempt.
 CREATE OR REPLACE FUNCTION __SCHEMA__.dead_letter_handed_out(
     p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text
-) RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_moved integer;
 BEGIN

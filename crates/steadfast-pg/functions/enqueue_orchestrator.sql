@@ -20,6 +20,12 @@
 -- it past this message meanwhile. A row that is locked against that (or gone, deleted
 -- concurrently) gets a ready_hints row instead, which the claim scans too.
 --
+-- Its statements are planned once per connection (force_generic_plan, as every function
+-- here): PostgreSQL 15 would otherwise plan each of them again on every call, since a
+-- custom plan knows the arrays' sizes and a generic one does not. So every lease row is
+-- reached through its key (= ANY of the array, or a subquery per message), which a
+-- generic plan takes as an index condition whatever size it assumes for the arrays.
+--
 -- PL/pgSQL, not SQL: its statements' plans are cached per connection, while an SQL
 -- function is planned again on every call. Written as one SQL statement this function cost
 -- bench/'s trivial orchestration 10-14 % (best of 1-32 dispatchers: 212-223/s against
@@ -27,7 +33,8 @@
 -- machine and runs).
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
-) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_visible timestamptz[];
     v_starts boolean[];
@@ -76,16 +83,18 @@ BEGIN
             GROUP BY t.instance_id
         ) AS s
         WHERE l.instance_id = s.instance_id
+          AND l.instance_id = ANY (p_instances)
           AND (l.runnable_from IS NULL OR s.first_start < l.runnable_from);
     END IF;
 
     WITH inserted AS (
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, waiting)
         SELECT t.instance_id, t.work_item, t.visible_at,
-               NOT COALESCE(l.runnable_from <= t.visible_at, false)
+               NOT COALESCE((SELECT l.runnable_from <= t.visible_at
+                             FROM __SCHEMA__.instance_leases AS l
+                             WHERE l.instance_id = t.instance_id), false)
         FROM unnest(p_instances, p_items, v_visible) WITH ORDINALITY
              AS t(instance_id, work_item, visible_at, ord)
-        LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = t.instance_id
         ORDER BY t.ord
         RETURNING instance_id, visible_at, waiting
     )
@@ -106,7 +115,8 @@ BEGIN
             SELECT l.instance_id
             FROM __SCHEMA__.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.ready_at IS NULL OR l.ready_at > w.ready_at
+            WHERE l.instance_id = ANY (v_ready_instances)
+              AND (l.ready_at IS NULL OR l.ready_at > w.ready_at)
             ORDER BY l.instance_id
             FOR NO KEY UPDATE OF l SKIP LOCKED
         ), lowered AS (
@@ -114,13 +124,14 @@ BEGIN
             SET ready_at = LEAST(COALESCE(l.ready_at, w.ready_at), w.ready_at)
             FROM wanted AS w
             WHERE l.instance_id = w.instance_id
+              AND l.instance_id = ANY (v_ready_instances)
               AND l.instance_id IN (SELECT b.instance_id FROM lowerable AS b)
             RETURNING l.instance_id
         ), held AS MATERIALIZED (
             SELECT l.instance_id
             FROM __SCHEMA__.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.ready_at <= w.ready_at
+            WHERE l.instance_id = ANY (v_ready_instances) AND l.ready_at <= w.ready_at
             ORDER BY l.instance_id
             FOR KEY SHARE OF l SKIP LOCKED
         )

@@ -6,7 +6,8 @@
 -- runs out as usual); an enqueue's KEY SHARE lock (functions/enqueue_orchestrator.sql) does not stop it.
 -- Returns whether the claim was given back.
 CREATE OR REPLACE FUNCTION __SCHEMA__.give_back_claim(p_token text)
-RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_instance text;
 BEGIN

@@ -4,7 +4,8 @@
 -- exactly when its next message is visible (unless an enqueue is in flight, see
 -- functions/settle_ready_at.sql; then ready_at stays as it was, early).
 CREATE OR REPLACE FUNCTION __SCHEMA__.release_lease(p_instance text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_settle boolean := __SCHEMA__.fence_ready_at(p_instance);
 BEGIN

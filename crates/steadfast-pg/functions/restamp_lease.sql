@@ -7,7 +7,8 @@
 -- handed out rather than left leased to nobody with its attempt counted.
 -- NULL when the token no longer holds a live lease.
 CREATE OR REPLACE FUNCTION __SCHEMA__.restamp_lease(p_token text, p_lock_ms float8)
-RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_lease record;
 BEGIN

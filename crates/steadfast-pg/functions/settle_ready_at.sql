@@ -11,7 +11,8 @@
 -- statement that raises ready_at next (first_ready_at, read in a later statement).
 -- Called with the lease row held (a claim, an ack, a release).
 CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
-RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     PERFORM 1
     FROM __SCHEMA__.instance_leases AS l
@@ -27,7 +28,8 @@ $$;
 
 -- When the instance's earliest ready message becomes visible (NULL: none).
 CREATE OR REPLACE FUNCTION __SCHEMA__.first_ready_at(p_instance text)
-RETURNS timestamptz LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+RETURNS timestamptz LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
             FROM __SCHEMA__.orchestrator_queue AS q
@@ -37,7 +39,8 @@ $$;
 
 -- Set ready_at to the truth if fence_ready_at allows it. Returns whether it did.
 CREATE OR REPLACE FUNCTION __SCHEMA__.settle_ready_at(p_instance text)
-RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF NOT __SCHEMA__.fence_ready_at(p_instance) THEN
         RETURN false;

@@ -2,7 +2,8 @@
 -- lasts p_lock_ms. Returns the milliseconds left, NULL if the lease row is gone.
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real
-) RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_left float8;
 BEGIN

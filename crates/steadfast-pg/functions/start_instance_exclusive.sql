@@ -9,7 +9,8 @@
 -- skip the locked row (a row with runnable_from NULL has nothing to claim anyway). The
 -- blank row never outlives the call: the start is enqueued on it, or it was not created.
 CREATE OR REPLACE FUNCTION __SCHEMA__.start_instance_exclusive(p_instance text, p_item text)
-RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM __SCHEMA__.instances WHERE instance_id = p_instance) THEN
         RETURN false;

@@ -17,7 +17,8 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.sweep_orphans(
     p_timeout_ms float8, p_limit integer, p_error text
 ) RETURNS TABLE (orphan_instance text, orphan_messages integer, orphan_kinds text)
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_ids bigint[];
     v_instances text[];
@@ -69,7 +70,7 @@ BEGIN
     SET ready_at = LEAST(COALESCE(l.ready_at, r.first_visible), r.first_visible)
     FROM (SELECT d.instance_id, min(d.visible_at) AS first_visible
           FROM readied AS d GROUP BY d.instance_id) AS r
-    WHERE l.instance_id = r.instance_id;
+    WHERE l.instance_id = r.instance_id AND l.instance_id = ANY (v_runnable);
 
     RETURN QUERY
     WITH moved AS (

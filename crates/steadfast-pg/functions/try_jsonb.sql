@@ -2,7 +2,8 @@
 -- payloads in SQL (functions/fail_stopped_instance.sql): one bad payload must not make the
 -- statement that reads it, and so every claim that meets it, fail.
 CREATE OR REPLACE FUNCTION __SCHEMA__.try_jsonb(p_text text)
-RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     RETURN p_text::jsonb;
 EXCEPTION WHEN others THEN

@@ -21,7 +21,8 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.write_turn(
     p_w_sessions text[], p_w_tags text[],
     p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[],
     p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
-) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+    SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now_ms bigint;
 BEGIN
@@ -105,7 +106,8 @@ BEGIN
     IF cardinality(p_c_instances) > 0 THEN
         -- A worker holding a cancelled activity learns of it at its next renewal.
         DELETE FROM __SCHEMA__.worker_queue AS w
-        WHERE (w.instance_id, w.execution_id, w.activity_id) IN (
+        WHERE w.instance_id = ANY (p_c_instances)
+          AND (w.instance_id, w.execution_id, w.activity_id) IN (
             SELECT * FROM unnest(p_c_instances, p_c_executions, p_c_activities)
         );
     END IF;

@@ -1,6 +1,10 @@
 //! How the server-side functions are declared: each one pins `search_path` to
 //! `pg_catalog, pg_temp` (everything of its own is schema-qualified), so a caller's
-//! `search_path` cannot route one of its names elsewhere; except SQL-language STABLE and
+//! `search_path` cannot route one of its names elsewhere, and plans its statements once per
+//! connection (`plan_cache_mode = force_generic_plan`: with the default, PostgreSQL planned
+//! the enqueue's and the claim's statements again on every call, a sixth of the server's
+//! time in bench/'s trivial orchestration; tests/generic_plans.rs checks that those plans
+//! still reach rows by key); except SQL-language STABLE and
 //! IMMUTABLE functions that PostgreSQL inlines into the statements calling them (it does
 //! only while they have no `SET` clause). Every other function is PL/pgSQL, whose plans
 //! are kept per connection: PostgreSQL 15 plans the statements of an SQL function it does
@@ -11,7 +15,10 @@ mod common;
 
 use common::harness::Harness;
 
-const PINNED: &str = "search_path=pg_catalog, pg_temp";
+const PINNED: [&str; 2] = [
+    "search_path=pg_catalog, pg_temp",
+    "plan_cache_mode=force_generic_plan",
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn functions_pin_their_settings_unless_postgresql_inlines_them() {
@@ -41,7 +48,7 @@ async fn functions_pin_their_settings_unless_postgresql_inlines_them() {
             assert_eq!(language, "plpgsql", "{name}");
             assert_eq!(
                 config.as_deref(),
-                Some(&[PINNED.to_string()][..]),
+                Some(&PINNED.map(String::from)[..]),
                 "{name} (volatility {volatility})"
             );
             pinned += 1;
