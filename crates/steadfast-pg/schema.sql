@@ -108,19 +108,17 @@ DECLARE
     v_over_ceiling boolean;
     v_tried integer := 0;
     v_passed text[] := '{}';
-    v_filter_in_scan boolean := false;
-    v_version_skipped boolean := false;
 BEGIN
     tries := 0;
     parked_instances := 0;
     LOOP
-        -- A round that passed over instances of other versions scans with the filter
-        -- from then on, so that many of them cannot take up every later round.
-        v_filter_in_scan := v_version_skipped;
         v_now := clock_timestamp();
         WITH ready AS MATERIALIZED (
             SELECT l.instance_id, l.ready_at AS since, false AS lease_missing
             FROM steadfast.instance_leases AS l
+            LEFT JOIN steadfast.instances AS i ON i.instance_id = l.instance_id
+            LEFT JOIN steadfast.executions AS e
+                   ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
             WHERE l.ready_at <= v_now
               AND l.runnable_from <= v_now
               AND l.instance_id <> ALL (v_passed)
@@ -128,8 +126,10 @@ BEGIN
                    OR steadfast.redelivery_at(l.locked_until, l.attempt_count,
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= v_now)
-              AND (NOT v_filter_in_scan
-                   OR NOT steadfast.pinned_outside(l.instance_id, p_min, p_max))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
             ORDER BY l.ready_at
             LIMIT p_scan
         ), hinted AS MATERIALIZED (
@@ -137,6 +137,9 @@ BEGIN
                    bool_or(l.instance_id IS NULL) AS lease_missing
             FROM steadfast.ready_hints AS h
             LEFT JOIN steadfast.instance_leases AS l ON l.instance_id = h.instance_id
+            LEFT JOIN steadfast.instances AS i ON i.instance_id = h.instance_id
+            LEFT JOIN steadfast.executions AS e
+                   ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
             WHERE h.visible_at <= v_now
               AND h.instance_id <> ALL (v_passed)
               AND (l.instance_id IS NULL
@@ -145,8 +148,10 @@ BEGIN
                             OR steadfast.redelivery_at(l.locked_until, l.attempt_count,
                                                         l.backoff_jitter, p_base_ms, p_cap_ms)
                                <= v_now)))
-              AND (NOT v_filter_in_scan
-                   OR NOT steadfast.pinned_outside(h.instance_id, p_min, p_max))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
             GROUP BY h.instance_id
             ORDER BY min(h.visible_at)
             LIMIT p_scan
@@ -209,12 +214,6 @@ BEGIN
                                    >= p_max_ms * interval '1 millisecond') THEN
                 outcome := 'exhausted';
                 RETURN;
-            END IF;
-            IF p_filter AND NOT v_filter_in_scan
-               AND steadfast.pinned_outside(v_candidate, p_min, p_max) THEN
-                v_passed := v_passed || v_candidate;
-                v_version_skipped := true;
-                CONTINUE;
             END IF;
             v_tried := v_tried + 1;
 
@@ -826,25 +825,6 @@ BEGIN
         RETURN '-infinity'::timestamptz;
     END IF;
     RETURN steadfast.first_queued_start(p_instance);
-END;
-$$;
-
-CREATE FUNCTION steadfast.pinned_outside(p_instance text, p_min integer[], p_max integer[]) RETURNS boolean
-    LANGUAGE plpgsql STABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$
-BEGIN
-    RETURN EXISTS (
-        SELECT 1
-        FROM steadfast.instances AS i
-        JOIN steadfast.executions AS e
-          ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-        WHERE i.instance_id = p_instance
-          AND e.pinned_major IS NOT NULL
-          AND NOT COALESCE((e.pinned_major, e.pinned_minor, e.pinned_patch)
-                           BETWEEN (p_min[1], p_min[2], p_min[3])
-                               AND (p_max[1], p_max[2], p_max[3]), false));
 END;
 $$;
 

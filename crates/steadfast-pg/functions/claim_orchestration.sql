@@ -13,15 +13,10 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- Candidates: the instances that have a ready message (instance_leases.ready_at, or a
 -- ready_hints row; messages waiting for a start make none), are runnable (instance_leases.runnable_from: started, or their start is
 -- visible) and have no live lease (an expired one must also have served its backoff),
--- at most p_scan of each kind, oldest first. With p_filter, an instance whose current
--- execution is pinned outside the version range (functions/pinned_outside.sql) is passed
--- over when its turn to be tried comes, not in the scan: the runtime always passes a range
--- and nearly every instance is inside it, so checking it for every scanned candidate (two
--- index probes each, 64 candidates per claim) would cost far more than the one check per
--- try. A round that passed over one scans with the check from then on, so instances of
--- other versions, however many and however old, cost one extra scan, never starvation.
--- The scan reads lease rows, not messages, so its cost does not grow with any instance's
--- backlog: a leased instance with a million messages queued is one row it passes over. The instances, oldest first, are cut into blocks of
+-- limited to executions pinned inside the version range when p_filter is set; at most
+-- p_scan of each kind, oldest first. The scan reads lease rows, not messages, so its cost
+-- does not grow with any instance's backlog: a leased instance with a million messages
+-- queued is one row it passes over. The instances, oldest first, are cut into blocks of
 -- p_fanout; the try order takes a random member of each block in turn (first the oldest
 -- block), so concurrent claims spread over young work instead of chasing the same rows.
 -- A round walks the whole list, then re-reads it: a candidate taken meanwhile fails its
@@ -67,8 +62,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- an empty long poll costs one statement. It is read here, not by the calling statement,
 -- whose snapshot predates the ready_at this call may have settled.
 -- 'claimed' also returns more_ready: whether the round's candidates held another instance
--- (taken or not, of this version range or, unless the round scanned with the filter, not),
--- for a woken fetch deciding whether to wake another (src/polling.rs).
+-- (taken or not), for a woken fetch deciding whether to wake another (src/polling.rs).
 CREATE FUNCTION __SCHEMA__.claim_orchestration(
     p_nonce text, p_lock_ms float8, p_jitter real,
     p_scan integer, p_fanout integer, p_max_tries integer, p_max_ms float8,
@@ -106,19 +100,17 @@ DECLARE
     v_over_ceiling boolean;
     v_tried integer := 0;
     v_passed text[] := '{}';
-    v_filter_in_scan boolean := false;
-    v_version_skipped boolean := false;
 BEGIN
     tries := 0;
     parked_instances := 0;
     LOOP
-        -- A round that passed over instances of other versions scans with the filter
-        -- from then on, so that many of them cannot take up every later round.
-        v_filter_in_scan := v_version_skipped;
         v_now := clock_timestamp();
         WITH ready AS MATERIALIZED (
             SELECT l.instance_id, l.ready_at AS since, false AS lease_missing
             FROM __SCHEMA__.instance_leases AS l
+            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = l.instance_id
+            LEFT JOIN __SCHEMA__.executions AS e
+                   ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
             WHERE l.ready_at <= v_now
               AND l.runnable_from <= v_now
               AND l.instance_id <> ALL (v_passed)
@@ -126,8 +118,10 @@ BEGIN
                    OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= v_now)
-              AND (NOT v_filter_in_scan
-                   OR NOT __SCHEMA__.pinned_outside(l.instance_id, p_min, p_max))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
             ORDER BY l.ready_at
             LIMIT p_scan
         ), hinted AS MATERIALIZED (
@@ -135,6 +129,9 @@ BEGIN
                    bool_or(l.instance_id IS NULL) AS lease_missing
             FROM __SCHEMA__.ready_hints AS h
             LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = h.instance_id
+            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = h.instance_id
+            LEFT JOIN __SCHEMA__.executions AS e
+                   ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
             WHERE h.visible_at <= v_now
               AND h.instance_id <> ALL (v_passed)
               AND (l.instance_id IS NULL
@@ -143,8 +140,10 @@ BEGIN
                             OR __SCHEMA__.redelivery_at(l.locked_until, l.attempt_count,
                                                         l.backoff_jitter, p_base_ms, p_cap_ms)
                                <= v_now)))
-              AND (NOT v_filter_in_scan
-                   OR NOT __SCHEMA__.pinned_outside(h.instance_id, p_min, p_max))
+              AND (NOT p_filter
+                   OR e.pinned_major IS NULL
+                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
+                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
             GROUP BY h.instance_id
             ORDER BY min(h.visible_at)
             LIMIT p_scan
@@ -207,12 +206,6 @@ BEGIN
                                    >= p_max_ms * interval '1 millisecond') THEN
                 outcome := 'exhausted';
                 RETURN;
-            END IF;
-            IF p_filter AND NOT v_filter_in_scan
-               AND __SCHEMA__.pinned_outside(v_candidate, p_min, p_max) THEN
-                v_passed := v_passed || v_candidate;
-                v_version_skipped := true;
-                CONTINUE;
             END IF;
             v_tried := v_tried + 1;
 

@@ -159,10 +159,6 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/fail_stopped_instance.sql"),
     ),
     (
-        "pinned_outside",
-        include_str!("../functions/pinned_outside.sql"),
-    ),
-    (
         "claim_orchestration",
         include_str!("../functions/claim_orchestration.sql"),
     ),

@@ -276,26 +276,20 @@ impl Harness {
         n
     }
 
-    /// Queue rows read so far: see [`Self::rows_read`].
+    /// Queue rows read so far: entries of the orchestrator queue's indexes plus rows read
+    /// by sequential scans of it, from the server's counters (flushed when a backend
+    /// exits: close every provider whose claims should count first).
     pub async fn queue_rows_read(&self) -> i64 {
-        self.rows_read("orchestrator_queue").await
-    }
-
-    /// Rows of `table` read so far: entries of its indexes plus rows read by sequential
-    /// scans of it, from the server's counters (flushed when a backend exits: close every
-    /// provider whose statements should count first).
-    pub async fn rows_read(&self, table: &str) -> i64 {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let admin = super::admin_pool().await;
         let n: i64 = sqlx::query_scalar(
             "SELECT (SELECT COALESCE(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
-                     WHERE schemaname = $1 AND relname = $2)::int8
+                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8
                   + (SELECT COALESCE(sum(seq_tup_read), 0) FROM pg_stat_user_tables
-                     WHERE schemaname = $1 AND relname = $2)::int8",
+                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8",
         )
         .persistent(false)
         .bind(&self.schema)
-        .bind(table)
         .fetch_one(&admin)
         .await
         .unwrap();
