@@ -8,6 +8,8 @@ CREATE FUNCTION steadfast.ack_activity(p_token text, p_completion_instance text,
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_item bigint := steadfast.token_work_item(p_token);
@@ -43,6 +45,8 @@ CREATE FUNCTION steadfast.ack_turn(p_token text, p_execution bigint, p_name text
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_instance text;
@@ -75,6 +79,8 @@ CREATE FUNCTION steadfast.append_history(p_instance text, p_execution bigint, p_
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     INSERT INTO steadfast.history (instance_id, execution_id, event_id, event_type, event_data)
@@ -87,6 +93,8 @@ CREATE FUNCTION steadfast.claim_orchestration(p_nonce text, p_lock_ms double pre
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
@@ -412,10 +420,82 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION steadfast.claim_work_item(p_token_prefix text, p_lock_ms double precision, p_jitter real, p_base_ms double precision, p_cap_ms double precision, p_tag_mode integer, p_tags text[], p_session_owner text, p_next_visible boolean, p_tell_more boolean, OUT id bigint, OUT work_item text, OUT attempt_count integer, OUT session_id text, OUT lock_token text, OUT next_visible_ms double precision, OUT more_ready boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    WITH claimed AS (
+        UPDATE steadfast.worker_queue AS w
+        SET lock_token = p_token_prefix || w.id,
+            locked_at = clock_timestamp(),
+            locked_until = clock_timestamp() + p_lock_ms * interval '1 millisecond',
+            attempt_count = w.attempt_count + 1,
+            backoff_jitter = p_jitter
+        WHERE w.id = (
+            SELECT q.id
+            FROM steadfast.worker_queue AS q
+            LEFT JOIN steadfast.sessions AS s
+                   ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
+            WHERE q.visible_at <= clock_timestamp()
+              AND (q.lock_token IS NULL
+                   OR steadfast.redelivery_at(q.locked_until, q.attempt_count,
+                                               q.backoff_jitter, p_base_ms, p_cap_ms)
+                      <= clock_timestamp())
+              AND CASE p_tag_mode
+                      WHEN 0 THEN q.tag IS NULL
+                      WHEN 1 THEN q.tag = ANY (p_tags)
+                      WHEN 2 THEN q.tag IS NULL OR q.tag = ANY (p_tags)
+                      ELSE true
+                  END
+              AND (q.session_id IS NULL
+                   OR (p_session_owner IS NOT NULL
+                       AND (s.session_id IS NULL OR s.worker_id = p_session_owner)))
+            ORDER BY q.visible_at, q.id
+            LIMIT 1
+            FOR UPDATE OF q SKIP LOCKED
+        )
+        RETURNING w.id, w.work_item, w.attempt_count, w.session_id, w.lock_token
+    ),
+    next_visible AS (
+        SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
+                   AS ms
+        FROM steadfast.worker_queue AS q
+        WHERE q.visible_at > clock_timestamp()
+    )
+    SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
+           CASE WHEN p_tell_more THEN (SELECT n.ms FROM next_visible AS n) END,
+           -- Whether any other item looked ready: unlocked or its lease expired, whatever
+           -- its tag or session, so that a fetch passing a wake-up on (src/polling.rs)
+           -- never misses work the next could take. This snapshot predates the claim:
+           -- hence the id.
+           CASE WHEN p_tell_more THEN EXISTS (
+               SELECT 1
+               FROM steadfast.worker_queue AS q
+               WHERE q.visible_at <= clock_timestamp()
+                 AND q.id <> c.id
+                 AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
+           ) END
+    INTO id, work_item, attempt_count, session_id, lock_token, next_visible_ms, more_ready
+    FROM claimed AS c
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL,
+           CASE WHEN p_next_visible THEN (SELECT n.ms FROM next_visible AS n) END,
+           NULL
+    WHERE NOT EXISTS (SELECT 1 FROM claimed);
+END;
+$$;
+
 CREATE FUNCTION steadfast.dead_letter_handed_out(p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_moved integer;
@@ -443,6 +523,8 @@ CREATE FUNCTION steadfast.enqueue_orchestrator(p_instances text[], p_items text[
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_visible timestamptz[];
@@ -557,6 +639,8 @@ CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_e
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     INSERT INTO steadfast.worker_queue
@@ -570,6 +654,8 @@ CREATE FUNCTION steadfast.fail_stopped_instance(p_instance text, p_max_attempts 
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_handed_out integer := p_max_attempts + 1;
@@ -753,6 +839,8 @@ CREATE FUNCTION steadfast.fence_ready_at(p_instance text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     PERFORM 1
@@ -771,6 +859,8 @@ CREATE FUNCTION steadfast.first_queued_start(p_instance text) RETURNS timestamp 
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
@@ -783,6 +873,8 @@ CREATE FUNCTION steadfast.first_ready_at(p_instance text) RETURNS timestamp with
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
@@ -795,6 +887,8 @@ CREATE FUNCTION steadfast.give_back_claim(p_token text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_instance text;
@@ -818,6 +912,8 @@ CREATE FUNCTION steadfast.instance_runnable_from(p_instance text) RETURNS timest
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM steadfast.instances AS i WHERE i.instance_id = p_instance)
@@ -840,6 +936,8 @@ CREATE FUNCTION steadfast.release_lease(p_instance text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_settle boolean := steadfast.fence_ready_at(p_instance);
@@ -857,6 +955,8 @@ CREATE FUNCTION steadfast.restamp_lease(p_token text, p_lock_ms double precision
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_lease record;
@@ -880,6 +980,8 @@ CREATE FUNCTION steadfast.settle_ready_at(p_instance text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF NOT steadfast.fence_ready_at(p_instance) THEN
@@ -896,6 +998,8 @@ CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms d
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_left float8;
@@ -917,6 +1021,8 @@ CREATE FUNCTION steadfast.start_instance_exclusive(p_instance text, p_item text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM steadfast.instances WHERE instance_id = p_instance) THEN
@@ -946,6 +1052,8 @@ CREATE FUNCTION steadfast.sweep_orphans(p_timeout_ms double precision, p_limit i
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_ids bigint[];
@@ -1060,6 +1168,8 @@ CREATE FUNCTION steadfast.touch_session(p_session text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     UPDATE steadfast.sessions
@@ -1072,6 +1182,8 @@ CREATE FUNCTION steadfast.try_jsonb(p_text text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     RETURN p_text::jsonb;
@@ -1084,6 +1196,8 @@ CREATE FUNCTION steadfast.write_turn(p_instance text, p_execution bigint, p_name
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     v_now_ms bigint;

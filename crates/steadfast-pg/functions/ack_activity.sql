@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_activity(
     p_token text, p_completion_instance text, p_completion text
 ) RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_item bigint := __SCHEMA__.token_work_item(p_token);
     v_session text;

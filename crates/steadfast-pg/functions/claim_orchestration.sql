@@ -79,7 +79,7 @@ CREATE FUNCTION __SCHEMA__.claim_orchestration(
     OUT lease_ms float8, OUT parked_instances integer,
     OUT stopped text[], OUT next_visible_ms float8, OUT more_ready boolean
 ) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_started timestamptz := clock_timestamp();
     v_candidates text[];

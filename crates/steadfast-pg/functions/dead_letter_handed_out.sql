@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.dead_letter_handed_out(
     p_instance text, p_execution bigint, p_max_attempts integer, p_reason text, p_error text
 ) RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_moved integer;
 BEGIN

@@ -34,7 +34,7 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_orchestrator(
     p_instances text[], p_items text[], p_delays float8[], p_visible float8[]
 ) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_visible timestamptz[];
     v_starts boolean[];

@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.enqueue_worker(
     p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[],
     p_sessions text[], p_tags text[]
 ) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     INSERT INTO __SCHEMA__.worker_queue
         (work_item, instance_id, execution_id, activity_id, session_id, tag)

@@ -27,7 +27,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.fail_stopped_instance(
     p_limit text,
     OUT execution_id bigint, OUT failed boolean, OUT moved integer, OUT kinds text
 ) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_handed_out integer := p_max_attempts + 1;
     v_now_ms bigint := (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::int8;

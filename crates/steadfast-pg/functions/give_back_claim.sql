@@ -7,7 +7,7 @@
 -- Returns whether the claim was given back.
 CREATE OR REPLACE FUNCTION __SCHEMA__.give_back_claim(p_token text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_instance text;
 BEGIN

@@ -4,7 +4,7 @@
 -- the visibility of its earliest queued start, else NULL.
 CREATE OR REPLACE FUNCTION __SCHEMA__.instance_runnable_from(p_instance text)
 RETURNS timestamptz LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i WHERE i.instance_id = p_instance)
        OR EXISTS (SELECT 1 FROM __SCHEMA__.history AS h WHERE h.instance_id = p_instance) THEN

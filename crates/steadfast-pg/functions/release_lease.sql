@@ -5,7 +5,7 @@
 -- functions/settle_ready_at.sql; then ready_at stays as it was, early).
 CREATE OR REPLACE FUNCTION __SCHEMA__.release_lease(p_instance text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_settle boolean := __SCHEMA__.fence_ready_at(p_instance);
 BEGIN

@@ -8,7 +8,7 @@
 -- NULL when the token no longer holds a live lease.
 CREATE OR REPLACE FUNCTION __SCHEMA__.restamp_lease(p_token text, p_lock_ms float8)
 RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_lease record;
 BEGIN

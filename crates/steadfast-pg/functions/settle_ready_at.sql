@@ -12,7 +12,7 @@
 -- Called with the lease row held (a claim, an ack, a release).
 CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     PERFORM 1
     FROM __SCHEMA__.instance_leases AS l
@@ -29,7 +29,7 @@ $$;
 -- When the instance's earliest ready message becomes visible (NULL: none).
 CREATE OR REPLACE FUNCTION __SCHEMA__.first_ready_at(p_instance text)
 RETURNS timestamptz LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     RETURN (SELECT min(q.visible_at)
             FROM __SCHEMA__.orchestrator_queue AS q
@@ -40,7 +40,7 @@ $$;
 -- Set ready_at to the truth if fence_ready_at allows it. Returns whether it did.
 CREATE OR REPLACE FUNCTION __SCHEMA__.settle_ready_at(p_instance text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     IF NOT __SCHEMA__.fence_ready_at(p_instance) THEN
         RETURN false;

@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real
 ) RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_left float8;
 BEGIN

@@ -10,7 +10,7 @@
 -- blank row never outlives the call: the start is enqueued on it, or it was not created.
 CREATE OR REPLACE FUNCTION __SCHEMA__.start_instance_exclusive(p_instance text, p_item text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM __SCHEMA__.instances WHERE instance_id = p_instance) THEN
         RETURN false;

@@ -18,7 +18,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.sweep_orphans(
     p_timeout_ms float8, p_limit integer, p_error text
 ) RETURNS TABLE (orphan_instance text, orphan_messages integer, orphan_kinds text)
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_ids bigint[];
     v_instances text[];

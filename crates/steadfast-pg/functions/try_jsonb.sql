@@ -3,7 +3,7 @@
 -- statement that reads it, and so every claim that meets it, fail.
 CREATE OR REPLACE FUNCTION __SCHEMA__.try_jsonb(p_text text)
 RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
     RETURN p_text::jsonb;
 EXCEPTION WHEN others THEN

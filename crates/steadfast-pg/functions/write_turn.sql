@@ -22,7 +22,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.write_turn(
     p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[],
     p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
 ) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-    SET plan_cache_mode = force_generic_plan AS $$
+    SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_now_ms bigint;
 BEGIN

@@ -168,6 +168,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/ack_activity.sql"),
     ),
     (
+        "claim_work_item",
+        include_str!("../functions/claim_work_item.sql"),
+    ),
+    (
         "sweep_orphans",
         include_str!("../functions/sweep_orphans.sql"),
     ),

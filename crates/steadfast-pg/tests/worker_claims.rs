@@ -93,7 +93,7 @@ async fn a_worker_claim_whose_fetch_is_cancelled_is_given_back() {
             }
         });
         assert!(
-            common::waits_on_lock("worker_queue AS w", Some(h.sql("S.sessions"))).await,
+            common::waits_on_lock("claim_work_item(", Some(h.sql("S.sessions"))).await,
             "{polling:?}: the worker claim never waited on the locked table"
         );
         fetch.abort();
