@@ -1,5 +1,5 @@
 //! steadfast's claim counters in this process (`steadfast_claims_total` by queue and
-//! outcome, `steadfast_claims_skipped_total` by queue), read through a debugging recorder
+//! outcome, `steadfast_claims_skipped_total` and `steadfast_handoffs_total` by queue), read through a debugging recorder
 //! installed at start: how many claim statements a run's fetches made, and of what kind.
 
 use std::collections::BTreeMap;
@@ -25,7 +25,8 @@ pub fn install() -> bool {
         .is_some()
 }
 
-/// Totals so far, keyed `<queue>.<outcome>` (`<queue>.skipped` for the skipped claims).
+/// Totals so far, keyed `<queue>.<outcome>` (`<queue>.skipped` for the skipped claims,
+/// `<queue>.handed` for the handoffs).
 pub fn totals() -> BTreeMap<String, u64> {
     let mut totals = TOTALS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(Some(snapshotter)) = SNAPSHOTTER.get() {
@@ -42,6 +43,7 @@ pub fn totals() -> BTreeMap<String, u64> {
             let name = match key.name() {
                 steadfast_pg::metrics::CLAIMS => label("outcome").unwrap_or_default(),
                 steadfast_pg::metrics::CLAIMS_SKIPPED => "skipped".into(),
+                steadfast_pg::metrics::HANDOFFS => "handed".into(),
                 _ => continue,
             };
             let queue = label("queue").unwrap_or_default();

@@ -48,6 +48,25 @@ CREATE FUNCTION steadfast.ack_turn(p_token text, p_execution bigint, p_name text
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
     AS $$
+BEGIN
+    RETURN (SELECT a.state
+            FROM steadfast.ack_turn_handing_off(
+                p_token, p_execution, p_name, p_version, p_parent, p_pin, p_status,
+                p_output, p_event_ids, p_event_types, p_event_texts,
+                p_custom_status_changed, p_custom_status, p_kv_keys, p_kv_values,
+                p_kv_times, p_w_items, p_w_instances, p_w_executions, p_w_activities,
+                p_w_sessions, p_w_tags, p_c_instances, p_c_executions, p_c_activities,
+                p_o_instances, p_o_items, p_o_delays, p_o_visible, NULL, NULL, NULL) AS a);
+END;
+$$;
+
+CREATE FUNCTION steadfast.ack_turn_handing_off(p_token text, p_execution bigint, p_name text, p_version text, p_parent text, p_pin integer[], p_status text, p_output text, p_event_ids bigint[], p_event_types text[], p_event_texts text[], p_custom_status_changed boolean, p_custom_status text, p_kv_keys text[], p_kv_values text[], p_kv_times bigint[], p_w_items text[], p_w_instances text[], p_w_executions bigint[], p_w_activities bigint[], p_w_sessions text[], p_w_tags text[], p_c_instances text[], p_c_executions bigint[], p_c_activities bigint[], p_o_instances text[], p_o_items text[], p_o_delays double precision[], p_o_visible double precision[], p_w_token_prefixes text[], p_w_lock_ms double precision[], p_w_jitters real[], OUT state text, OUT handed text[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
 DECLARE
     v_instance text;
     v_live boolean;
@@ -57,21 +76,30 @@ BEGIN
     WHERE l.instance_id = steadfast.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE;
     IF NOT FOUND THEN
-        RETURN 'unknown';
+        state := 'unknown';
+        RETURN;
     END IF;
     IF NOT COALESCE(v_live, false) THEN
-        RETURN 'expired';
+        state := 'expired';
+        RETURN;
     END IF;
     DELETE FROM steadfast.orchestrator_queue AS q WHERE q.lock_token = p_token;
+    -- Before write_turn, whose cancellations then delete an activity this turn both
+    -- schedules and cancels (never handed out: src/handoff.rs).
+    IF cardinality(p_w_items) > 0 THEN
+        handed := steadfast.enqueue_work_items(p_w_items, p_w_instances, p_w_executions,
+                                                p_w_activities, p_w_sessions, p_w_tags,
+                                                p_w_token_prefixes, p_w_lock_ms, p_w_jitters);
+    END IF;
     PERFORM steadfast.write_turn(
         v_instance, p_execution, p_name, p_version, p_parent, p_pin, p_status, p_output,
         p_event_ids, p_event_types, p_event_texts, p_custom_status_changed, p_custom_status,
         p_kv_keys, p_kv_values, p_kv_times,
-        p_w_items, p_w_instances, p_w_executions, p_w_activities, p_w_sessions, p_w_tags,
+        '{}', '{}', '{}', '{}', '{}', '{}',
         p_c_instances, p_c_executions, p_c_activities,
         p_o_instances, p_o_items, p_o_delays, p_o_visible);
     PERFORM steadfast.release_lease(v_instance);
-    RETURN 'ok';
+    state := 'ok';
 END;
 $$;
 
@@ -635,6 +663,47 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION steadfast.enqueue_work_items(p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[], p_sessions text[], p_tags text[], p_token_prefixes text[], p_lock_ms double precision[], p_jitters real[]) RETURNS text[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    v_tokens text[];
+BEGIN
+    -- The ids are drawn first (a CTE calling nextval is evaluated once), so that a
+    -- token can name its row in the same write.
+    WITH numbered AS (
+        SELECT nextval('steadfast.worker_queue_id_seq') AS id, t.*
+        FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags,
+                    p_token_prefixes, p_lock_ms, p_jitters) WITH ORDINALITY
+             AS t(work_item, instance_id, execution_id, activity_id, session_id, tag,
+                  prefix, lock_ms, jitter, ord)
+    ), inserted AS (
+        INSERT INTO steadfast.worker_queue
+            (id, work_item, instance_id, execution_id, activity_id, session_id, tag,
+             lock_token, locked_at, locked_until, attempt_count, backoff_jitter)
+        SELECT n.id, n.work_item, n.instance_id, n.execution_id, n.activity_id,
+               n.session_id, n.tag,
+               n.prefix || n.id,
+               CASE WHEN n.prefix IS NOT NULL THEN clock_timestamp() END,
+               CASE WHEN n.prefix IS NOT NULL
+                    THEN clock_timestamp() + n.lock_ms * interval '1 millisecond' END,
+               CASE WHEN n.prefix IS NOT NULL THEN 1 ELSE 0 END,
+               COALESCE(n.jitter, 0)
+        FROM numbered AS n
+        ORDER BY n.ord
+        RETURNING id, lock_token
+    )
+    SELECT array_agg(i.lock_token ORDER BY n.ord) INTO v_tokens
+    FROM inserted AS i
+    JOIN numbered AS n ON n.id = i.id;
+    RETURN v_tokens;
+END;
+$$;
+
 CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_executions bigint[], p_activities bigint[], p_sessions text[], p_tags text[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
@@ -643,10 +712,8 @@ CREATE FUNCTION steadfast.enqueue_worker(p_items text[], p_instances text[], p_e
     SET jit TO 'off'
     AS $$
 BEGIN
-    INSERT INTO steadfast.worker_queue
-        (work_item, instance_id, execution_id, activity_id, session_id, tag)
-    SELECT *
-    FROM unnest(p_items, p_instances, p_executions, p_activities, p_sessions, p_tags);
+    PERFORM steadfast.enqueue_work_items(p_items, p_instances, p_executions, p_activities,
+                                          p_sessions, p_tags, NULL, NULL, NULL);
 END;
 $$;
 
@@ -1202,6 +1269,8 @@ CREATE FUNCTION steadfast.write_turn(p_instance text, p_execution bigint, p_name
 DECLARE
     v_now_ms bigint;
 BEGIN
+    -- The instance row and the execution row are each written once a turn at most (an
+    -- insert that also sets what a later update would have).
     IF p_name IS NOT NULL AND p_version IS NOT NULL THEN
         INSERT INTO steadfast.instances AS i
             (instance_id, orchestration_name, orchestration_version, current_execution_id,
@@ -1210,20 +1279,26 @@ BEGIN
         ON CONFLICT (instance_id) DO UPDATE
         SET orchestration_name = EXCLUDED.orchestration_name,
             orchestration_version = EXCLUDED.orchestration_version,
+            current_execution_id = GREATEST(i.current_execution_id, EXCLUDED.current_execution_id),
             updated_at = clock_timestamp();
+    ELSE
+        UPDATE steadfast.instances AS i
+        SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
+            updated_at = clock_timestamp()
+        WHERE i.instance_id = p_instance;
     END IF;
-    INSERT INTO steadfast.executions (instance_id, execution_id)
-    VALUES (p_instance, p_execution)
-    ON CONFLICT (instance_id, execution_id) DO NOTHING;
-    IF p_pin IS NOT NULL THEN
-        UPDATE steadfast.executions AS e
-        SET pinned_major = p_pin[1], pinned_minor = p_pin[2], pinned_patch = p_pin[3]
-        WHERE e.instance_id = p_instance AND e.execution_id = p_execution;
+    IF p_pin IS NULL THEN
+        INSERT INTO steadfast.executions (instance_id, execution_id)
+        VALUES (p_instance, p_execution)
+        ON CONFLICT (instance_id, execution_id) DO NOTHING;
+    ELSE
+        INSERT INTO steadfast.executions AS e
+            (instance_id, execution_id, pinned_major, pinned_minor, pinned_patch)
+        VALUES (p_instance, p_execution, p_pin[1], p_pin[2], p_pin[3])
+        ON CONFLICT (instance_id, execution_id) DO UPDATE
+        SET pinned_major = EXCLUDED.pinned_major, pinned_minor = EXCLUDED.pinned_minor,
+            pinned_patch = EXCLUDED.pinned_patch;
     END IF;
-    UPDATE steadfast.instances AS i
-    SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
-        updated_at = clock_timestamp()
-    WHERE i.instance_id = p_instance;
     IF cardinality(p_event_ids) > 0 THEN
         PERFORM steadfast.append_history(p_instance, p_execution, p_event_ids,
                                           p_event_types, p_event_texts);

@@ -1,10 +1,6 @@
--- An ordinary orchestration turn ack: lock the token's lease, and only if it is live
--- delete the claimed messages, write the turn and release the lease. Returns 'ok',
--- 'expired' (lease ran out) or 'unknown' (no lease has this token: superseded, released
--- or never issued); nothing is written unless 'ok'. The parameters after the token are
--- write_turn's after its instance. The lease row is taken FOR NO KEY UPDATE, which
--- excludes every other lease holder but not an enqueue's KEY SHARE lock (functions/enqueue_orchestrator.sql),
--- so an ack never waits for enqueues into its own instance.
+-- An ordinary orchestration turn ack that hands nothing out
+-- (functions/ack_turn_handing_off.sql). Returns its state: 'ok', 'expired' or 'unknown'.
+-- Kept for builds before the hand-off, during a rolling upgrade.
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn(
     p_token text, p_execution bigint,
     p_name text, p_version text, p_parent text, p_pin integer[],
@@ -18,29 +14,14 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn(
     p_o_instances text[], p_o_items text[], p_o_delays float8[], p_o_visible float8[]
 ) RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
-DECLARE
-    v_instance text;
-    v_live boolean;
 BEGIN
-    SELECT l.instance_id, l.locked_until > clock_timestamp() INTO v_instance, v_live
-    FROM __SCHEMA__.instance_leases AS l
-    WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
-    FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'unknown';
-    END IF;
-    IF NOT COALESCE(v_live, false) THEN
-        RETURN 'expired';
-    END IF;
-    DELETE FROM __SCHEMA__.orchestrator_queue AS q WHERE q.lock_token = p_token;
-    PERFORM __SCHEMA__.write_turn(
-        v_instance, p_execution, p_name, p_version, p_parent, p_pin, p_status, p_output,
-        p_event_ids, p_event_types, p_event_texts, p_custom_status_changed, p_custom_status,
-        p_kv_keys, p_kv_values, p_kv_times,
-        p_w_items, p_w_instances, p_w_executions, p_w_activities, p_w_sessions, p_w_tags,
-        p_c_instances, p_c_executions, p_c_activities,
-        p_o_instances, p_o_items, p_o_delays, p_o_visible);
-    PERFORM __SCHEMA__.release_lease(v_instance);
-    RETURN 'ok';
+    RETURN (SELECT a.state
+            FROM __SCHEMA__.ack_turn_handing_off(
+                p_token, p_execution, p_name, p_version, p_parent, p_pin, p_status,
+                p_output, p_event_ids, p_event_types, p_event_texts,
+                p_custom_status_changed, p_custom_status, p_kv_keys, p_kv_values,
+                p_kv_times, p_w_items, p_w_instances, p_w_executions, p_w_activities,
+                p_w_sessions, p_w_tags, p_c_instances, p_c_executions, p_c_activities,
+                p_o_instances, p_o_items, p_o_delays, p_o_visible, NULL, NULL, NULL) AS a);
 END;
 $$;

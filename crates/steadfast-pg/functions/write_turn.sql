@@ -26,6 +26,8 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.write_turn(
 DECLARE
     v_now_ms bigint;
 BEGIN
+    -- The instance row and the execution row are each written once a turn at most (an
+    -- insert that also sets what a later update would have).
     IF p_name IS NOT NULL AND p_version IS NOT NULL THEN
         INSERT INTO __SCHEMA__.instances AS i
             (instance_id, orchestration_name, orchestration_version, current_execution_id,
@@ -34,20 +36,26 @@ BEGIN
         ON CONFLICT (instance_id) DO UPDATE
         SET orchestration_name = EXCLUDED.orchestration_name,
             orchestration_version = EXCLUDED.orchestration_version,
+            current_execution_id = GREATEST(i.current_execution_id, EXCLUDED.current_execution_id),
             updated_at = clock_timestamp();
+    ELSE
+        UPDATE __SCHEMA__.instances AS i
+        SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
+            updated_at = clock_timestamp()
+        WHERE i.instance_id = p_instance;
     END IF;
-    INSERT INTO __SCHEMA__.executions (instance_id, execution_id)
-    VALUES (p_instance, p_execution)
-    ON CONFLICT (instance_id, execution_id) DO NOTHING;
-    IF p_pin IS NOT NULL THEN
-        UPDATE __SCHEMA__.executions AS e
-        SET pinned_major = p_pin[1], pinned_minor = p_pin[2], pinned_patch = p_pin[3]
-        WHERE e.instance_id = p_instance AND e.execution_id = p_execution;
+    IF p_pin IS NULL THEN
+        INSERT INTO __SCHEMA__.executions (instance_id, execution_id)
+        VALUES (p_instance, p_execution)
+        ON CONFLICT (instance_id, execution_id) DO NOTHING;
+    ELSE
+        INSERT INTO __SCHEMA__.executions AS e
+            (instance_id, execution_id, pinned_major, pinned_minor, pinned_patch)
+        VALUES (p_instance, p_execution, p_pin[1], p_pin[2], p_pin[3])
+        ON CONFLICT (instance_id, execution_id) DO UPDATE
+        SET pinned_major = EXCLUDED.pinned_major, pinned_minor = EXCLUDED.pinned_minor,
+            pinned_patch = EXCLUDED.pinned_patch;
     END IF;
-    UPDATE __SCHEMA__.instances AS i
-    SET current_execution_id = GREATEST(i.current_execution_id, p_execution),
-        updated_at = clock_timestamp()
-    WHERE i.instance_id = p_instance;
     IF cardinality(p_event_ids) > 0 THEN
         PERFORM __SCHEMA__.append_history(p_instance, p_execution, p_event_ids,
                                           p_event_types, p_event_texts);

@@ -36,6 +36,7 @@ mod error;
 mod fence;
 mod fetch_gate;
 mod give_back;
+mod handoff;
 mod instance_pages;
 mod layer;
 mod lease_book;

@@ -44,6 +44,7 @@ pub struct MetricDescription {
 
 pub const CLAIMS: &str = "steadfast_claims_total";
 pub const CLAIMS_SKIPPED: &str = "steadfast_claims_skipped_total";
+pub const HANDOFFS: &str = "steadfast_handoffs_total";
 pub const CLAIM_DURATION: &str = "steadfast_claim_duration_seconds";
 pub const REDELIVERIES: &str = "steadfast_redeliveries_total";
 pub const LEASE_DEADLINES: &str = "steadfast_lease_deadlines_total";
@@ -64,6 +65,12 @@ pub const METRICS: &[MetricDescription] = &[
         kind: MetricKind::Counter,
         labels: &["queue"],
         help: "Fetches that waited before their first claim: the last claim of this process with the same filters found the queue empty, and no wake-up came since.",
+    },
+    MetricDescription {
+        name: HANDOFFS,
+        kind: MetricKind::Counter,
+        labels: &["queue"],
+        help: "Work handed by an ack straight to a waiting fetch of the same process, with no claim statement: activities a turn scheduled (queue=worker).",
     },
     MetricDescription {
         name: CLAIM_DURATION,
@@ -122,6 +129,10 @@ pub fn describe() {
 
 pub(crate) fn claim_skipped(queue: QueueKind) {
     metrics::counter!(CLAIMS_SKIPPED, "queue" => queue.as_str()).increment(1);
+}
+
+pub(crate) fn handed_off(queue: QueueKind) {
+    metrics::counter!(HANDOFFS, "queue" => queue.as_str()).increment(1);
 }
 
 pub(crate) fn claim_finished(queue: QueueKind, outcome: &'static str, took: Duration) {

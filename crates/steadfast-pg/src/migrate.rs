@@ -138,6 +138,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/enqueue_orchestrator.sql"),
     ),
     (
+        "enqueue_work_items",
+        include_str!("../functions/enqueue_work_items.sql"),
+    ),
+    (
         "enqueue_worker",
         include_str!("../functions/enqueue_worker.sql"),
     ),
@@ -161,6 +165,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
     (
         "claim_orchestration",
         include_str!("../functions/claim_orchestration.sql"),
+    ),
+    (
+        "ack_turn_handing_off",
+        include_str!("../functions/ack_turn_handing_off.sql"),
     ),
     ("ack_turn", include_str!("../functions/ack_turn.sql")),
     (

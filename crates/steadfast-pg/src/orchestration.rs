@@ -14,6 +14,7 @@ use sqlx::{Postgres, Row, Transaction};
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
+use crate::handoff::{HandoffColumns, hand_over};
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::turn::{PoisonDetails, TurnParams, TurnWrite, poison_details};
@@ -38,7 +39,6 @@ impl PostgresProvider {
         cancelled: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
         let poison = poison_details(&history_delta);
-        let enqueued = Enqueued::when(!orchestrator_items.is_empty(), !worker_items.is_empty());
         let ends = metadata.status.as_deref().is_some_and(|s| s != "Running");
         let turn = TurnWrite {
             execution_id,
@@ -49,19 +49,32 @@ impl PostgresProvider {
             cancelled,
         };
         let Some(details) = poison else {
-            // An ordinary ack: one statement (ack_turn) that writes only with a live lease,
-            // retried through transient errors while the lease may live (`lease_book.rs`).
+            // An ordinary ack: one statement (ack_turn_handing_off) that writes only with a
+            // live lease, retried through transient errors while the lease may live
+            // (`lease_book.rs`), handing activities to waiting fetches (`handoff.rs`).
             let params = TurnParams::new(&turn, ACK)?;
+            let reserved = self.handoffs.reserve(&turn.worker_items, &turn.cancelled);
+            let handoff = HandoffColumns::of(&reserved);
             let lease_left = self.leases.take_remaining(lock_token);
-            let state: String = crate::transient::retry_while_lease_may_live(lease_left, || {
-                params
-                    .bind(self.query(&self.q.turn_ack).bind(lock_token))
+            let row = crate::transient::retry_while_lease_may_live(lease_left, || {
+                handoff
+                    .bind(params.bind(self.query(&self.q.turn_ack).bind(lock_token)))
                     .fetch_one_on(self, ACK)
             })
-            .await?
-            .get(0);
+            .await?;
+            let state: String = row.get("state");
             return match state.as_str() {
                 "ok" => {
+                    let handed = hand_over(
+                        reserved,
+                        &turn.worker_items,
+                        row.get("handed"),
+                        &self.worker_give_back,
+                    );
+                    let enqueued = Enqueued::when(
+                        !turn.orchestrator_items.is_empty(),
+                        handed < turn.worker_items.len(),
+                    );
                     self.turn_committed(lock_token, enqueued, ends);
                     Ok(())
                 }
@@ -71,6 +84,10 @@ impl PostgresProvider {
                     .await),
             };
         };
+        let enqueued = Enqueued::when(
+            !turn.orchestrator_items.is_empty(),
+            !turn.worker_items.is_empty(),
+        );
         self.leases.forget(lock_token);
         self.ack_poison(lock_token, turn, details).await?;
         // Failing the execution may have notified its parent.

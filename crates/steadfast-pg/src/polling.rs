@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use crate::diagnostics::QueueKind;
 use duroxide::providers::ProviderError;
 
+use crate::handoff::{Handed, Offer};
 use crate::provider::PostgresProvider;
+use crate::queue_wake::QueueWake;
 
 /// A gated fetch in session-free mode (no poll timeout) still waits this long, so that a
 /// dispatcher polling in a loop does not spin while the gate is closed.
@@ -46,12 +48,14 @@ pub(crate) enum ClaimOutcome<T> {
 
 impl PostgresProvider {
     /// `filters`: a hash of what, besides the queue's rows, decides what `claim` can
-    /// take (tags, session owner, versions).
+    /// take (tags, session owner, versions). `handoff`: while it waits, the fetch offers
+    /// to take work handed to it (`handoff.rs`), which it returns as the second converts it.
     pub(crate) async fn poll<T, F, Fut>(
         &self,
         queue: QueueKind,
         poll_timeout: Duration,
         filters: u64,
+        handoff: Option<HandoffWait<T>>,
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -73,7 +77,13 @@ impl PostgresProvider {
                 .min(recheck);
             if let Some(wait) = wake.known_idle(filters, longest) {
                 crate::metrics::claim_skipped(queue);
-                woken = wake.wait(wait).await;
+                match self
+                    .wait_for_work(queue, wake, wait, handoff.as_ref())
+                    .await
+                {
+                    Waited::Handed(item) => return Ok(Some(item)),
+                    Waited::Woken(w) => woken = w,
+                }
             }
         }
         loop {
@@ -129,9 +139,62 @@ impl PostgresProvider {
             if let Some(ms) = next_visible_ms {
                 wait = wait.min(from_ms(ms.max(0.0) + 1.0));
             }
-            woken = wake.wait(wait).await;
+            match self
+                .wait_for_work(queue, wake, wait, handoff.as_ref())
+                .await
+            {
+                Waited::Handed(item) => return Ok(Some(item)),
+                Waited::Woken(w) => woken = w,
+            }
         }
     }
+
+    /// Wait for a wake-up or `wait`, and with an offer for work handed over meanwhile.
+    async fn wait_for_work<T>(
+        &self,
+        queue: QueueKind,
+        wake: &QueueWake,
+        wait: Duration,
+        handoff: Option<&HandoffWait<T>>,
+    ) -> Waited<T> {
+        let Some((offer, convert)) = handoff else {
+            return Waited::Woken(wake.wait(wait).await);
+        };
+        let mut waiting = self.handoffs.post(offer.clone());
+        let woken = tokio::select! {
+            handed = &mut waiting.receiver => {
+                return match handed {
+                    Ok(handed) => {
+                        crate::metrics::handed_off(queue);
+                        Waited::Handed(convert(handed))
+                    }
+                    // The ack that took the offer handed nothing: claim at once.
+                    Err(_) => Waited::Woken(true),
+                };
+            }
+            woken = wake.wait(wait) => woken,
+        };
+        match waiting.withdraw().await {
+            Some(handed) => {
+                crate::metrics::handed_off(queue);
+                if woken {
+                    // The wake-up was meant for other work: pass it on.
+                    wake.wake_one();
+                }
+                Waited::Handed(convert(handed))
+            }
+            None => Waited::Woken(woken),
+        }
+    }
+}
+
+/// What a waiting fetch offers to take (`handoff.rs`), and how it returns handed work.
+pub(crate) type HandoffWait<T> = (Offer, fn(Handed) -> T);
+
+/// How a wait ended: an item handed over, or (woken or not) time to claim.
+enum Waited<T> {
+    Handed(T),
+    Woken(bool),
 }
 
 /// A time in milliseconds as the claim statements return it (negative: already past).

@@ -19,6 +19,7 @@ use crate::diagnostics::{Diagnostic, DiagnosticSink, QueueKind};
 use crate::error::{SetupError, db_error};
 use crate::fetch_gate::FetchGate;
 use crate::give_back::GiveBack;
+use crate::handoff::Handoffs;
 use crate::lease_book::LeaseBook;
 use crate::options::{PollingMode, ProviderOptions};
 use crate::orphans::OrphanSweep;
@@ -56,6 +57,8 @@ pub struct PostgresProvider {
     pub(crate) leases: LeaseBook,
     /// One backoff for every fetch while claims fail with retryable errors.
     pub(crate) fetch_gate: FetchGate,
+    /// Waiting worker fetches that acks can hand activities to.
+    pub(crate) handoffs: Handoffs,
     /// Long-poll wake-ups (None in session-free mode).
     wakes: Option<Wakes>,
     /// Sets a changed password on the pools (None without `options.password`).
@@ -186,6 +189,7 @@ impl PostgresProvider {
             orphan_sweep: OrphanSweep::new(),
             leases: LeaseBook::default(),
             fetch_gate: FetchGate::default(),
+            handoffs: Handoffs::default(),
             wakes,
             password_follower,
             gauge_refresh: Default::default(),

@@ -2,10 +2,10 @@
 //!
 //! Every wake-up (an enqueue of this process, another process's notification, a lost
 //! listen connection, a passed-on wake-up) is counted before it wakes a fetch. A claim
-//! that finds nothing, or a woken worker claim that saw nothing else ready, records the
-//! count it started with, its filters and when the queue's next delayed work becomes
-//! visible. A fetch that begins while that record still holds (no wake-up since, the same
-//! filters, that time not reached) would only find nothing again, so it waits first:
+//! that finds nothing, or a woken worker claim that saw nothing else ready, records for
+//! its filters the count it started with and when the queue's next delayed work becomes
+//! visible. A fetch that begins while the record of its filters still holds (no wake-up
+//! since, that time not reached) would only find nothing again, so it waits first:
 //! without this, every dispatcher that finished an item on a queue with nothing else
 //! ready ran one empty claim before it waited (tests/idle_fetch.rs). The throughput
 //! benchmark, whose queues are seldom idle, shows no change (docs/benchmarks.md, runs 19
@@ -20,7 +20,13 @@
 //! lease that expires, a session released by another process, a turn acked by another
 //! process) is found at the wait's end, as a waiting fetch finds it: the wait is bounded
 //! by `claim.long_poll_recheck`.
+//!
+//! Records are kept per filters: duroxide gives each worker slot a session owner of its
+//! own, so one record for the queue would rarely match the next fetch's filters. A wake-up
+//! makes every record stale; stale ones are dropped whenever one is written, so the
+//! records are at most the filters that found nothing since the last wake-up.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,12 +46,12 @@ pub(crate) fn filters_key(parameters: &impl Hash) -> u64 {
 pub(crate) struct QueueWake {
     notify: Notify,
     wakes: AtomicU64,
-    last_empty: Mutex<Option<EmptyClaim>>,
+    /// The last claim that found nothing, by filters.
+    last_empty: Mutex<HashMap<u64, EmptyClaim>>,
 }
 
 struct EmptyClaim {
     wakes: u64,
-    filters: u64,
     /// When the queue's next delayed work becomes visible (None: nothing delayed).
     next_visible: Option<Instant>,
 }
@@ -81,14 +87,19 @@ impl QueueWake {
         let mut last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
         match empty {
             Some(next_visible) => {
-                *last = Some(EmptyClaim {
-                    wakes: wakes_before,
+                let now = self.wakes.load(Ordering::SeqCst);
+                last.retain(|_, e| e.wakes == now);
+                last.insert(
                     filters,
-                    next_visible: next_visible.map(|d| Instant::now() + d),
-                });
+                    EmptyClaim {
+                        wakes: wakes_before,
+                        next_visible: next_visible.map(|d| Instant::now() + d),
+                    },
+                );
             }
-            None if last.as_ref().is_some_and(|e| e.filters == filters) => *last = None,
-            None => {}
+            None => {
+                last.remove(&filters);
+            }
         }
     }
 
@@ -96,8 +107,8 @@ impl QueueWake {
     /// at most `longest`: None when the last empty claim says nothing of it now.
     pub(crate) fn known_idle(&self, filters: u64, longest: Duration) -> Option<Duration> {
         let last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
-        let empty = last.as_ref()?;
-        if empty.filters != filters || empty.wakes != self.wakes.load(Ordering::SeqCst) {
+        let empty = last.get(&filters)?;
+        if empty.wakes != self.wakes.load(Ordering::SeqCst) {
             return None;
         }
         let wait = match empty.next_visible {

@@ -15,6 +15,7 @@ use sqlx::{Arguments, Postgres, Row, Transaction};
 use crate::diagnostics::{Diagnostic, DiagnosticKind, QueueKind};
 use crate::error::{codec_error, db_error};
 use crate::give_back::ClaimGuard;
+use crate::handoff::{Handed, Offer};
 use crate::orchestration::millis;
 use crate::polling::{ClaimOutcome, Rest};
 use crate::provider::PostgresProvider;
@@ -143,9 +144,27 @@ impl PostgresProvider {
             return Ok(None);
         };
         let filters = crate::queue_wake::filters_key(&(&tags, session.map(|s| &s.owner_id)));
-        self.poll(QueueKind::Worker, poll_timeout, filters, |tell_more| {
-            self.claim_work(lock_timeout, session, &tags, tell_more)
-        })
+        let claim = &self.options.claim;
+        let offer = Offer {
+            tag_mode: tags.0,
+            tags: tags.1.clone(),
+            lock_ms: millis(crate::deadline::first_lease(
+                lock_timeout,
+                claim.max_activity_duration,
+            )),
+            jitter: (rand::thread_rng().r#gen::<f64>() * claim.redelivery_backoff.jitter) as f32,
+        };
+        let handed: fn(Handed) -> FetchedWork = |handed| {
+            handed.guard.disarm();
+            (handed.item, handed.token, 1)
+        };
+        self.poll(
+            QueueKind::Worker,
+            poll_timeout,
+            filters,
+            Some((offer, handed)),
+            |tell_more| self.claim_work(lock_timeout, session, &tags, tell_more),
+        )
         .await
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::claim_counts::{SERIAL, claims, skipped_claims};
 use common::harness::{Harness, LONG, raised, start};
 use common::queues::Queue;
-use duroxide::providers::{Provider, TagFilter, WorkItem};
+use duroxide::providers::{Provider, SessionFetchConfig, TagFilter, WorkItem};
 use steadfast_pg::ProviderOptions;
 use tokio::time::Instant;
 
@@ -132,6 +132,49 @@ async fn an_empty_claim_says_nothing_of_other_filters() {
         .unwrap();
     assert!(got.is_some(), "the gpu worker takes it");
     assert_prompt(started, "the gpu worker's fetch");
+    h.drop().await;
+}
+
+/// Each filter's empty claim is remembered on its own: duroxide gives every worker slot a
+/// session owner of its own, and a record kept for the last filters only would make every
+/// other slot's next fetch claim once for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_claims_are_remembered_per_filters() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_owners", slow_recheck).await;
+    let owners: Vec<SessionFetchConfig> = ["slot-0", "slot-1"]
+        .map(|owner| SessionFetchConfig {
+            owner_id: owner.into(),
+            lock_timeout: LONG,
+        })
+        .into();
+    for owner in &owners {
+        let got = h
+            .provider
+            .fetch_work_item(LONG, SHORT_POLL, Some(owner), &TagFilter::default())
+            .await
+            .unwrap();
+        assert!(got.is_none(), "the queue is empty");
+    }
+    let (claims_before, skipped_before) = (claims("worker"), skipped_claims("worker"));
+    for owner in &owners {
+        let got = h
+            .provider
+            .fetch_work_item(LONG, SHORT_POLL, Some(owner), &TagFilter::default())
+            .await
+            .unwrap();
+        assert!(got.is_none());
+    }
+    assert_eq!(
+        skipped_claims("worker") - skipped_before,
+        2,
+        "both slots' fetches waited first"
+    );
+    assert_eq!(
+        claims("worker") - claims_before,
+        2,
+        "claims run: each fetch's one at the end of its wait, none before it"
+    );
     h.drop().await;
 }
 

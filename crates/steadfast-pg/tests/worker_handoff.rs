@@ -1,0 +1,279 @@
+//! An activity that a turn schedules while a worker fetch of the same process waits is
+//! handed to that fetch by the ack's own write (src/handoff.rs): no claim statement runs,
+//! the item is stored claimed with the fetch's lease and its first attempt counted, and it
+//! acks like a claimed item. Only what the fetch's tag filter takes is handed to it, and a
+//! refused ack leaves its reserved fetch claiming as usual.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::claim_counts::{SERIAL, claims, idle_fetches};
+use common::harness::{Harness, LONG, activity_item, running_metadata, start, started_event};
+use duroxide::providers::{Provider, ScheduledActivityIdentifier, TagFilter, WorkItem};
+use steadfast_pg::{PostgresProvider, ProviderOptions};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// Long enough that no fetch here claims on the recheck timer.
+const RECHECK: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_secs(20);
+/// Far below `POLL` and `RECHECK`: a fetch that waited for either took longer.
+const PROMPT: Duration = Duration::from_secs(5);
+
+fn slow_recheck(options: &mut ProviderOptions) {
+    options.claim.long_poll_recheck = RECHECK;
+}
+
+type Fetched = Option<(WorkItem, String, u32)>;
+
+/// A worker fetch with `filter`, started and left waiting (its claim found nothing).
+async fn waiting_fetch(h: &Harness, filter: TagFilter) -> JoinHandle<Fetched> {
+    let idle_before = idle_fetches("worker");
+    let provider = h.provider.clone();
+    let fetch = tokio::spawn(async move {
+        provider
+            .fetch_work_item(LONG, POLL, None, &filter)
+            .await
+            .unwrap()
+    });
+    let until = Instant::now() + PROMPT;
+    while idle_fetches("worker") == idle_before {
+        assert!(Instant::now() < until, "the fetch never went idle");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // It posts its offer right after its claim is counted.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!fetch.is_finished(), "the fetch waits");
+    fetch
+}
+
+/// A claimed start of `instance`: its lock token.
+async fn claimed_start(h: &Harness, instance: &str, lock: Duration) -> String {
+    h.provider
+        .enqueue_for_orchestrator(start(instance), None)
+        .await
+        .unwrap();
+    let (item, token, _) = h
+        .provider
+        .fetch_orchestration_item(lock, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("the start");
+    assert_eq!(item.instance, instance);
+    token
+}
+
+/// Ack the start's turn: the instance starts and schedules `activities`.
+async fn ack_scheduling(
+    provider: &PostgresProvider,
+    instance: &str,
+    token: &str,
+    activities: Vec<WorkItem>,
+) -> Result<(), duroxide::providers::ProviderError> {
+    ack_scheduling_cancelling(provider, instance, token, activities, vec![]).await
+}
+
+/// Ack the start's turn: the instance starts, schedules `activities` and cancels
+/// `cancelled`.
+async fn ack_scheduling_cancelling(
+    provider: &PostgresProvider,
+    instance: &str,
+    token: &str,
+    activities: Vec<WorkItem>,
+    cancelled: Vec<ScheduledActivityIdentifier>,
+) -> Result<(), duroxide::providers::ProviderError> {
+    provider
+        .ack_orchestration_item(
+            token,
+            1,
+            vec![started_event(instance)],
+            activities,
+            vec![],
+            running_metadata(),
+            cancelled,
+        )
+        .await
+}
+
+fn tagged(instance: &str, id: u64, tag: &str) -> WorkItem {
+    let WorkItem::ActivityExecute {
+        instance,
+        execution_id,
+        id,
+        name,
+        input,
+        session_id,
+        ..
+    } = activity_item(instance, id)
+    else {
+        unreachable!()
+    };
+    WorkItem::ActivityExecute {
+        instance,
+        execution_id,
+        id,
+        name,
+        input,
+        session_id,
+        tag: Some(tag.into()),
+    }
+}
+
+/// The stored lock token and attempt count of `instance`'s activity `id`, and whether its
+/// lease is live.
+async fn stored_lease(h: &Harness, instance: &str, id: i64) -> (Option<String>, i32, bool) {
+    let admin = common::admin_pool().await;
+    let row: (Option<String>, i32, bool) = sqlx::query_as(&h.sql(
+        "SELECT lock_token, attempt_count, COALESCE(locked_until > clock_timestamp(), false) \
+         FROM S.worker_queue WHERE instance_id = $1 AND activity_id = $2",
+    ))
+    .bind(instance)
+    .bind(id)
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    admin.close().await;
+    row
+}
+
+/// Rows in the worker queue.
+async fn stored_items(h: &Harness) -> i64 {
+    let admin = common::admin_pool().await;
+    let stored = sqlx::query_scalar(&h.sql("SELECT count(*) FROM S.worker_queue"))
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+    stored
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_without_a_claim() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff", slow_recheck).await;
+    let token = claimed_start(&h, "h1", LONG).await;
+    let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
+    let claims_before = claims("worker");
+
+    let acked = Instant::now();
+    ack_scheduling(&h.provider, "h1", &token, vec![activity_item("h1", 2)])
+        .await
+        .unwrap();
+    let (item, work_token, attempts) = fetch.await.unwrap().expect("the activity");
+    assert!(acked.elapsed() < PROMPT, "handed at once");
+    assert_eq!(item, activity_item("h1", 2));
+    assert_eq!(attempts, 1, "its first attempt");
+    assert_eq!(claims("worker") - claims_before, 0, "claims run");
+    assert_eq!(
+        stored_lease(&h, "h1", 2).await,
+        (Some(work_token.clone()), 1, true),
+        "stored claimed, with the handed token and the attempt counted"
+    );
+
+    let completion = WorkItem::ActivityCompleted {
+        instance: "h1".into(),
+        execution_id: 1,
+        id: 2,
+        result: "1".into(),
+    };
+    h.provider
+        .ack_work_item(&work_token, Some(completion.clone()))
+        .await
+        .unwrap();
+    let (next, _, _) = h.fetch_only("h1").await;
+    assert_eq!(next.messages, vec![completion]);
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_fetch_is_handed_only_what_its_tag_filter_takes() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff_tags", slow_recheck).await;
+    let token = claimed_start(&h, "h2", LONG).await;
+    let gpu = waiting_fetch(&h, TagFilter::Tags(HashSet::from(["gpu".to_string()]))).await;
+    let claims_before = claims("worker");
+
+    let untagged = activity_item("h2", 2);
+    let on_gpu = tagged("h2", 3, "gpu");
+    ack_scheduling(&h.provider, "h2", &token, vec![untagged, on_gpu.clone()])
+        .await
+        .unwrap();
+    let (item, work_token, attempts) = gpu.await.unwrap().expect("the gpu activity");
+    assert_eq!((item, attempts), (on_gpu, 1));
+    assert_eq!(claims("worker") - claims_before, 0, "claims run");
+    assert_eq!(stored_lease(&h, "h2", 3).await.0, Some(work_token));
+    assert_eq!(
+        stored_lease(&h, "h2", 2).await,
+        (None, 0, false),
+        "the untagged activity is left to the claims"
+    );
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_ack_leaves_its_reserved_fetch_claiming() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff_refused", slow_recheck).await;
+    let lock = Duration::from_millis(500);
+    let token = claimed_start(&h, "h3", lock).await;
+    let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
+    tokio::time::sleep(lock + Duration::from_millis(300)).await;
+
+    let refused = ack_scheduling(&h.provider, "h3", &token, vec![activity_item("h3", 2)]).await;
+    assert!(refused.is_err(), "the lease ran out: the ack is refused");
+    let stored = stored_items(&h).await;
+    assert_eq!(stored, 0, "a refused ack writes no activity");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !fetch.is_finished(),
+        "the reserved fetch claimed and waits again"
+    );
+
+    let claims_before = claims("worker");
+    let enqueued = Instant::now();
+    h.provider
+        .enqueue_for_worker(activity_item("h3", 9))
+        .await
+        .unwrap();
+    let (item, _, attempts) = fetch.await.unwrap().expect("the enqueued activity");
+    assert!(enqueued.elapsed() < PROMPT, "woken by the enqueue");
+    assert_eq!((item, attempts), (activity_item("h3", 9), 1));
+    assert_eq!(claims("worker") - claims_before, 1, "claimed, not handed");
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_its_own_turn_cancels_is_not_handed_out() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff_cancelled", slow_recheck).await;
+    let token = claimed_start(&h, "h4", LONG).await;
+    let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
+
+    let cancelled = ScheduledActivityIdentifier {
+        instance: "h4".into(),
+        execution_id: 1,
+        activity_id: 2,
+    };
+    ack_scheduling_cancelling(
+        &h.provider,
+        "h4",
+        &token,
+        vec![activity_item("h4", 2), activity_item("h4", 3)],
+        vec![cancelled],
+    )
+    .await
+    .unwrap();
+    let (item, work_token, _) = fetch.await.unwrap().expect("an activity");
+    assert_eq!(
+        item,
+        activity_item("h4", 3),
+        "the activity that was not cancelled"
+    );
+    assert_eq!(stored_lease(&h, "h4", 3).await.0, Some(work_token));
+    let stored = stored_items(&h).await;
+    assert_eq!(stored, 1, "the cancelled activity is gone");
+    h.drop().await;
+}
