@@ -13,8 +13,10 @@
 //! What can go wrong, and where it goes:
 //! - The ack is refused or fails: its reservations are dropped, and each reserved fetch
 //!   claims at once, as if woken.
-//! - The fetch was cancelled before it received its item: the item is given back like any
-//!   claim nobody received (`give_back.rs`), and found by the next claim.
+//! - The fetch was cancelled before it received its item, or its poll timeout passed while
+//!   its ack still ran (a fetch never waits for a hung ack past its poll timeout): the
+//!   item is given back like any claim nobody received (`give_back.rs`), and found by the
+//!   next claim.
 //! - The ack committed but its answer was lost: the handed items are leased to nobody
 //!   until their lease runs out, then redelivered with that attempt counted, as a claim
 //!   whose answer was lost.
@@ -173,12 +175,16 @@ impl Handoffs {
 
 impl Waiting<'_> {
     /// Stop waiting: None if the offer was still posted; if an ack had taken it, what that
-    /// ack hands over (None if it handed nothing).
-    pub(crate) async fn withdraw(mut self) -> Option<Handed> {
+    /// ack hands over by `until` (None if it handed nothing, or not in time: what it hands
+    /// out later is given back, see [`Reservation::hand`]).
+    pub(crate) async fn withdraw(mut self, until: tokio::time::Instant) -> Option<Handed> {
         if self.handoffs.withdraw(self.id) {
             return None;
         }
-        (&mut self.receiver).await.ok()
+        tokio::time::timeout_at(until, &mut self.receiver)
+            .await
+            .ok()?
+            .ok()
     }
 }
 
@@ -340,7 +346,12 @@ mod tests {
         assert!(reservation.is_some());
         drop(reservation);
         // The ack dropped its reservation (refused): the fetch gets nothing and claims.
-        assert!(waiting.withdraw().await.is_none());
+        assert!(
+            waiting
+                .withdraw(tokio::time::Instant::now())
+                .await
+                .is_none()
+        );
 
         let waiting = handoffs.post(offer(3, &[]));
         drop(waiting);

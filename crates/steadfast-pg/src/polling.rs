@@ -16,7 +16,7 @@ use duroxide::providers::ProviderError;
 
 use crate::handoff::{Handed, Offer};
 use crate::provider::PostgresProvider;
-use crate::queue_wake::QueueWake;
+use crate::queue_wake::{QueueWake, Seen};
 
 /// A gated fetch in session-free mode (no poll timeout) still waits this long, so that a
 /// dispatcher polling in a loop does not spin while the gate is closed.
@@ -30,8 +30,9 @@ pub(crate) struct Rest {
     /// could: a missed item would wait for the recheck.
     pub(crate) more_ready: bool,
     /// The milliseconds until the queue's next delayed work becomes visible (inner None:
-    /// nothing delayed), if the claim read them: with `more_ready` false, the queue is then
-    /// known to be empty until that time or a wake-up (`queue_wake.rs`).
+    /// nothing delayed), if the claim read them. A claim that reads them counts in
+    /// `more_ready` the work of every filter: with `more_ready` false, the queue is then
+    /// known to be empty for every fetch until that time or a wake-up (`queue_wake.rs`).
     pub(crate) next_visible_ms: Option<Option<f64>>,
 }
 
@@ -71,22 +72,25 @@ impl PostgresProvider {
             };
         let recheck = self.options.claim.long_poll_recheck;
         let mut woken = false;
-        if let Some(wake) = &wake {
+        // A fetch that begins while its filters' last empty claim still holds waits first.
+        let mut pending_wait = wake.as_ref().and_then(|wake| {
             let longest = deadline
                 .saturating_duration_since(Instant::now())
                 .min(recheck);
-            if let Some(wait) = wake.known_idle(filters, longest) {
-                crate::metrics::claim_skipped(queue);
+            let wait = wake.known_idle(filters, longest)?;
+            crate::metrics::claim_skipped(queue);
+            Some(wait)
+        });
+        loop {
+            if let (Some(wait), Some(wake)) = (pending_wait.take(), &wake) {
                 match self
-                    .wait_for_work(queue, wake, wait, handoff.as_ref())
+                    .wait_for_work(queue, wake, wait, deadline, handoff.as_ref())
                     .await
                 {
                     Waited::Handed(item) => return Ok(Some(item)),
                     Waited::Woken(w) => woken = w,
                 }
             }
-        }
-        loop {
             let pass = match self.fetch_gate.pass() {
                 Ok(pass) => pass,
                 Err(wait) => {
@@ -100,18 +104,18 @@ impl PostgresProvider {
             let outcome = claim(woken).await;
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
             if let (Some(wake), Some(before), Ok(outcome)) = (&wake, wakes_before, &outcome) {
-                let empty = match outcome {
-                    ClaimOutcome::Empty(ms) => Some(*ms),
+                let seen = match outcome {
+                    ClaimOutcome::Empty(ms) => Seen::NothingForFilters(ms.map(from_ms)),
                     ClaimOutcome::Claimed(
                         _,
                         Rest {
                             more_ready: false,
                             next_visible_ms: Some(ms),
                         },
-                    ) => Some(*ms),
-                    _ => None,
+                    ) => Seen::NothingForAny(ms.map(from_ms)),
+                    _ => Seen::Work,
                 };
-                wake.claimed(before, filters, empty.map(|ms| ms.map(from_ms)));
+                wake.claimed(before, filters, seen);
             }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -128,9 +132,9 @@ impl PostgresProvider {
                 ClaimOutcome::Exhausted => return Ok(None),
                 ClaimOutcome::Empty(ms) => ms,
             };
-            let Some(wake) = wake.as_ref() else {
+            if wake.is_none() {
                 return Ok(None);
-            };
+            }
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
@@ -139,22 +143,20 @@ impl PostgresProvider {
             if let Some(ms) = next_visible_ms {
                 wait = wait.min(from_ms(ms.max(0.0) + 1.0));
             }
-            match self
-                .wait_for_work(queue, wake, wait, handoff.as_ref())
-                .await
-            {
-                Waited::Handed(item) => return Ok(Some(item)),
-                Waited::Woken(w) => woken = w,
-            }
+            pending_wait = Some(wait);
         }
     }
 
-    /// Wait for a wake-up or `wait`, and with an offer for work handed over meanwhile.
+    /// Wait for a wake-up or `wait`, and with an offer for work handed over meanwhile. A
+    /// fetch whose offer an ack took waits for that ack's answer until its `deadline` at
+    /// most: a hung ack must not hold the fetch past its poll timeout (the item it hands
+    /// out later finds nobody and is given back).
     async fn wait_for_work<T>(
         &self,
         queue: QueueKind,
         wake: &QueueWake,
         wait: Duration,
+        deadline: Instant,
         handoff: Option<&HandoffWait<T>>,
     ) -> Waited<T> {
         let Some((offer, convert)) = handoff else {
@@ -174,7 +176,7 @@ impl PostgresProvider {
             }
             woken = wake.wait(wait) => woken,
         };
-        match waiting.withdraw().await {
+        match waiting.withdraw(deadline.into()).await {
             Some(handed) => {
                 crate::metrics::handed_off(queue);
                 if woken {

@@ -24,7 +24,11 @@
 //! Records are kept per filters: duroxide gives each worker slot a session owner of its
 //! own, so one record for the queue would rarely match the next fetch's filters. A wake-up
 //! makes every record stale; stale ones are dropped whenever one is written, so the
-//! records are at most the filters that found nothing since the last wake-up.
+//! records are at most the filters that found nothing since the last wake-up. A woken
+//! claim that saw nothing else ready, whatever its tag or session, speaks for every
+//! filter: it is kept as the queue's own record, which every fetch consults (after a
+//! wake-up for one item, the other slots' next fetches would otherwise each claim once
+//! for nothing).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -46,8 +50,26 @@ pub(crate) fn filters_key(parameters: &impl Hash) -> u64 {
 pub(crate) struct QueueWake {
     notify: Notify,
     wakes: AtomicU64,
+    last_empty: Mutex<EmptyClaims>,
+}
+
+#[derive(Default)]
+struct EmptyClaims {
     /// The last claim that found nothing, by filters.
-    last_empty: Mutex<HashMap<u64, EmptyClaim>>,
+    by_filters: HashMap<u64, EmptyClaim>,
+    /// The last claim that saw nothing ready for any filters.
+    queue: Option<EmptyClaim>,
+}
+
+/// What a finished claim showed of its queue.
+pub(crate) enum Seen {
+    /// Work (or it cannot tell).
+    Work,
+    /// Nothing its filters take, and when the next delayed work becomes visible.
+    NothingForFilters(Option<Duration>),
+    /// Nothing ready for any filters besides what it took, and when the next delayed work
+    /// becomes visible.
+    NothingForAny(Option<Duration>),
 }
 
 struct EmptyClaim {
@@ -81,36 +103,42 @@ impl QueueWake {
         self.wakes.load(Ordering::SeqCst)
     }
 
-    /// A claim that started at `wakes_before`, with `filters`, finished: `empty` (with the
-    /// time until the next delayed work, if any) or not.
-    pub(crate) fn claimed(&self, wakes_before: u64, filters: u64, empty: Option<Option<Duration>>) {
+    /// A claim that started at `wakes_before`, with `filters`, finished and saw `seen`.
+    pub(crate) fn claimed(&self, wakes_before: u64, filters: u64, seen: Seen) {
         let mut last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
-        match empty {
-            Some(next_visible) => {
-                let now = self.wakes.load(Ordering::SeqCst);
-                last.retain(|_, e| e.wakes == now);
-                last.insert(
-                    filters,
-                    EmptyClaim {
-                        wakes: wakes_before,
-                        next_visible: next_visible.map(|d| Instant::now() + d),
-                    },
-                );
+        let record = |next_visible: Option<Duration>| EmptyClaim {
+            wakes: wakes_before,
+            next_visible: next_visible.map(|d| Instant::now() + d),
+        };
+        let now = self.wakes.load(Ordering::SeqCst);
+        match seen {
+            Seen::NothingForFilters(next_visible) => {
+                last.by_filters.retain(|_, e| e.wakes == now);
+                last.by_filters.insert(filters, record(next_visible));
             }
-            None => {
-                last.remove(&filters);
+            Seen::NothingForAny(next_visible) => {
+                last.by_filters.retain(|_, e| e.wakes == now);
+                last.by_filters.remove(&filters);
+                last.queue = Some(record(next_visible));
+            }
+            Seen::Work => {
+                // Found work where a record may have said none (work that became claimable
+                // with no wake-up): neither speaks for the queue now.
+                last.by_filters.remove(&filters);
+                last.queue = None;
             }
         }
     }
 
     /// How long a fetch with `filters` that begins now can wait before its first claim,
-    /// at most `longest`: None when the last empty claim says nothing of it now.
+    /// at most `longest`: None when no empty claim says anything of it now.
     pub(crate) fn known_idle(&self, filters: u64, longest: Duration) -> Option<Duration> {
         let last = self.last_empty.lock().unwrap_or_else(|p| p.into_inner());
-        let empty = last.get(&filters)?;
-        if empty.wakes != self.wakes.load(Ordering::SeqCst) {
-            return None;
-        }
+        let now = self.wakes.load(Ordering::SeqCst);
+        let empty = [last.by_filters.get(&filters), last.queue.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|e| e.wakes == now)?;
         let wait = match empty.next_visible {
             Some(at) => longest.min(at.saturating_duration_since(Instant::now())),
             None => longest,

@@ -178,6 +178,44 @@ async fn empty_claims_are_remembered_per_filters() {
     h.drop().await;
 }
 
+/// A woken claim that took the only ready item, and saw nothing else ready whatever its
+/// tag or session, leaves the queue known empty for every filter: another slot's next
+/// fetch waits first instead of claiming once for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_claim_that_saw_nothing_else_ready_speaks_for_every_filter() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("idle_any_filter", slow_recheck).await;
+    let [first, second] = ["slot-0", "slot-1"].map(|owner| SessionFetchConfig {
+        owner_id: owner.into(),
+        lock_timeout: LONG,
+    });
+    let woken = h
+        .waiting_worker_fetch(Some(first), TagFilter::default(), POLL)
+        .await;
+    let queue = Queue::Worker;
+    queue.enqueue(&h.provider, queue.item("only", 1)).await;
+    assert!(woken.await.unwrap().is_some(), "the woken fetch takes it");
+
+    let (claims_before, skipped_before) = (claims("worker"), skipped_claims("worker"));
+    let got = h
+        .provider
+        .fetch_work_item(LONG, SHORT_POLL, Some(&second), &TagFilter::default())
+        .await
+        .unwrap();
+    assert!(got.is_none());
+    assert_eq!(
+        skipped_claims("worker") - skipped_before,
+        1,
+        "the other slot's fetch waited first"
+    );
+    assert_eq!(
+        claims("worker") - claims_before,
+        1,
+        "claims run: the one at the end of its wait"
+    );
+    h.drop().await;
+}
+
 /// Delayed work ends the wait when it becomes visible, not the recheck.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delayed_work_ends_the_wait_when_it_becomes_visible() {

@@ -1,8 +1,9 @@
 //! An activity that a turn schedules while a worker fetch of the same process waits is
 //! handed to that fetch by the ack's own write (src/handoff.rs): no claim statement runs,
 //! the item is stored claimed with the fetch's lease and its first attempt counted, and it
-//! acks like a claimed item. Only what the fetch's tag filter takes is handed to it, and a
-//! refused ack leaves its reserved fetch claiming as usual.
+//! acks like a claimed item. Only what the fetch's tag filter takes is handed to it (the
+//! same items its claim would take), a refused ack leaves its reserved fetch claiming as
+//! usual, and a hung ack does not hold its reserved fetch past the fetch's poll timeout.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -10,7 +11,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use common::claim_counts::{SERIAL, claims, idle_fetches};
+use common::claim_counts::{SERIAL, claims};
 use common::harness::{Harness, LONG, activity_item, running_metadata, start, started_event};
 use duroxide::providers::{Provider, ScheduledActivityIdentifier, TagFilter, WorkItem};
 use steadfast_pg::{PostgresProvider, ProviderOptions};
@@ -31,23 +32,7 @@ type Fetched = Option<(WorkItem, String, u32)>;
 
 /// A worker fetch with `filter`, started and left waiting (its claim found nothing).
 async fn waiting_fetch(h: &Harness, filter: TagFilter) -> JoinHandle<Fetched> {
-    let idle_before = idle_fetches("worker");
-    let provider = h.provider.clone();
-    let fetch = tokio::spawn(async move {
-        provider
-            .fetch_work_item(LONG, POLL, None, &filter)
-            .await
-            .unwrap()
-    });
-    let until = Instant::now() + PROMPT;
-    while idle_fetches("worker") == idle_before {
-        assert!(Instant::now() < until, "the fetch never went idle");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    // It posts its offer right after its claim is counted.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!fetch.is_finished(), "the fetch waits");
-    fetch
+    h.waiting_worker_fetch(None, filter, POLL).await
 }
 
 /// A claimed start of `instance`: its lock token.
@@ -276,4 +261,135 @@ async fn an_activity_its_own_turn_cancels_is_not_handed_out() {
     let stored = stored_items(&h).await;
     assert_eq!(stored, 1, "the cancelled activity is gone");
     h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff_hung", slow_recheck).await;
+    let token = claimed_start(&h, "h5", LONG).await;
+    let poll = Duration::from_secs(1);
+    let fetch = h
+        .waiting_worker_fetch(None, TagFilter::DefaultOnly, poll)
+        .await;
+
+    // Another session holds the instance's lease row: the ack waits for it (retrying its
+    // lock timeouts while the lease lives), after it reserved the waiting fetch.
+    let admin = common::admin_pool().await;
+    let mut holder = admin.begin().await.unwrap();
+    sqlx::query(&h.sql("SELECT 1 FROM S.instance_leases WHERE instance_id = 'h5' FOR UPDATE"))
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let provider = h.provider.clone();
+    let ack = tokio::spawn(async move {
+        ack_scheduling(&provider, "h5", &token, vec![activity_item("h5", 2)]).await
+    });
+
+    let until = Instant::now() + PROMPT;
+    while !fetch.is_finished() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        fetch.is_finished(),
+        "the reserved fetch returned at its poll timeout, not when the ack ends"
+    );
+    assert!(!ack.is_finished(), "the ack still waits for the lease row");
+    assert!(fetch.await.unwrap().is_none(), "it returned empty");
+
+    holder.rollback().await.unwrap();
+    admin.close().await;
+    ack.await.unwrap().unwrap();
+    // The item the ack stored for the fetch that left is given back, first attempt
+    // returned, and a claim takes it.
+    let claims_before = claims("worker");
+    let mut fetched = None;
+    let until = Instant::now() + PROMPT;
+    while fetched.is_none() && Instant::now() < until {
+        fetched = h
+            .provider
+            .fetch_work_item(
+                LONG,
+                Duration::from_millis(200),
+                None,
+                &TagFilter::DefaultOnly,
+            )
+            .await
+            .unwrap();
+    }
+    let (item, _, attempts) = fetched.expect("the activity, given back");
+    assert_eq!((item, attempts), (activity_item("h5", 2), 1));
+    assert!(claims("worker") > claims_before, "claimed, not handed");
+    h.drop().await;
+}
+
+/// The tags of the items a fetch with `filter` takes, by claim and by hand-off: the two
+/// must agree (the claim's rule is `claim_work_item.sql`'s, the hand-off's `Offer`'s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("handoff_tag_rule", slow_recheck).await;
+    let set = |tags: &[&str]| tags.iter().map(|t| t.to_string()).collect::<HashSet<_>>();
+    let filters = [
+        TagFilter::DefaultOnly,
+        TagFilter::Tags(set(&["gpu"])),
+        TagFilter::DefaultAnd(set(&["gpu"])),
+        TagFilter::Any,
+    ];
+    let item = |instance: &str, tag: &str| match tag {
+        "" => activity_item(instance, 2),
+        tag => tagged(instance, 2, tag),
+    };
+    let mut case = 0;
+    for filter in filters {
+        let mut claimed = HashSet::new();
+        for tag in ["", "gpu", "cpu"] {
+            h.provider
+                .enqueue_for_worker(item(&format!("c{tag}"), tag))
+                .await
+                .unwrap();
+        }
+        while let Some((taken, _, _)) = h
+            .provider
+            .fetch_work_item(LONG, Duration::ZERO, None, &filter)
+            .await
+            .unwrap()
+        {
+            let WorkItem::ActivityExecute { tag, .. } = taken else {
+                unreachable!()
+            };
+            claimed.insert(tag.unwrap_or_default());
+        }
+        clear_worker_queue(&h).await;
+
+        let mut handed = HashSet::new();
+        for tag in ["", "gpu", "cpu"] {
+            case += 1;
+            let instance = format!("t{case}");
+            let token = claimed_start(&h, &instance, LONG).await;
+            let fetch = h
+                .waiting_worker_fetch(None, filter.clone(), Duration::from_secs(1))
+                .await;
+            let claims_before = claims("worker");
+            ack_scheduling(&h.provider, &instance, &token, vec![item(&instance, tag)])
+                .await
+                .unwrap();
+            let fetched = fetch.await.unwrap();
+            if fetched.is_some() && claims("worker") == claims_before {
+                handed.insert(tag.to_string());
+            }
+            clear_worker_queue(&h).await;
+        }
+        assert_eq!(handed, claimed, "{filter:?}: handed out, against claimed");
+    }
+    h.drop().await;
+}
+
+async fn clear_worker_queue(h: &Harness) {
+    let admin = common::admin_pool().await;
+    sqlx::query(&h.sql("DELETE FROM S.worker_queue"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
 }

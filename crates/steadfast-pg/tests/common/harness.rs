@@ -4,10 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use duroxide::providers::{ExecutionMetadata, Provider, WorkItem};
+use duroxide::providers::{ExecutionMetadata, Provider, SessionFetchConfig, TagFilter, WorkItem};
 use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
 use steadfast_pg::{Diagnostic, PollingMode, PostgresProvider, ProviderOptions};
 use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::claim_counts::idle_fetches;
 
 pub const LONG: Duration = Duration::from_secs(30);
 
@@ -180,6 +184,34 @@ impl Harness {
             )
             .await
             .unwrap();
+    }
+
+    /// A worker fetch with `session`, `filter` and poll timeout `poll`, started and left
+    /// waiting: its claim found nothing (or it skipped it) and it has had time to post its
+    /// hand-off offer. Reads the claim counters: hold `claim_counts::SERIAL`.
+    pub async fn waiting_worker_fetch(
+        &self,
+        session: Option<SessionFetchConfig>,
+        filter: TagFilter,
+        poll: Duration,
+    ) -> JoinHandle<Option<(WorkItem, String, u32)>> {
+        let idle_before = idle_fetches("worker");
+        let provider = self.provider.clone();
+        let fetch = tokio::spawn(async move {
+            provider
+                .fetch_work_item(LONG, poll, session.as_ref(), &filter)
+                .await
+                .unwrap()
+        });
+        let until = Instant::now() + Duration::from_secs(5);
+        while idle_fetches("worker") == idle_before {
+            assert!(Instant::now() < until, "the fetch never went idle");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // It waits (and posts its offer) right after its claim is counted.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!fetch.is_finished(), "the fetch waits");
+        fetch
     }
 
     pub async fn fetch_only(
