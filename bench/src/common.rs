@@ -408,6 +408,40 @@ pub struct DbWork {
     pub rows_written: i64,
 }
 
+/// Transactions and rows written per orchestration since `before`, over `completed`
+/// orchestrations, read once `built`'s steadfast provider has closed (its connections report
+/// their counters as they close; the server gets a moment), with `completed` and a note on
+/// what they cover. None for duroxide-pg, whose pool cannot be closed from here.
+pub async fn db_work_per_orchestration(
+    env: &Env,
+    built: &Built,
+    before: DbWork,
+    completed: u64,
+) -> Result<Option<serde_json::Map<String, Value>>> {
+    let Some(p) = &built.steadfast else {
+        return Ok(None);
+    };
+    p.close().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = db_work(env, &built.schema).await?;
+    let per = |a: i64, b: i64| round2((a - b) as f64 / completed.max(1) as f64);
+    let mut work = serde_json::Map::new();
+    work.insert(
+        "transactions".into(),
+        json!(per(after.transactions, before.transactions)),
+    );
+    work.insert(
+        "rows_written".into(),
+        json!(per(after.rows_written, before.rows_written)),
+    );
+    work.insert("completed".into(), json!(completed));
+    work.insert(
+        "note".into(),
+        json!("whole run (warm-up included) over orchestrations completed; the instances still in flight at the end add their partial cost; transactions are the whole database's"),
+    );
+    Ok(Some(work))
+}
+
 pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {
     let pool = admin_pool(env).await?;
     let row: (i64, i64) = sqlx::query_as(

@@ -1,4 +1,5 @@
-//! The livelock scenario's multi-process topology: the bench re-executes itself as child
+//! The multi-process topologies (the livelock scenario's 8x4, the processes scenario): the
+//! bench re-executes itself as child
 //! worker processes that run a runtime each on the same schema, while the parent drives the
 //! workload with a client and merges what the children measured.
 //!
@@ -48,6 +49,9 @@ pub struct ChildConfig {
     pub overrun_ms: u64,
     pub shutdown_grace_ms: u64,
     pub report: PathBuf,
+    /// The runtime's defaults (long polling) instead of the livelock scenario's options.
+    #[serde(default)]
+    pub long_poll: bool,
 }
 
 /// What a child measured, written to `ChildConfig::report` when it stops.
@@ -108,11 +112,20 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         probe.clone(),
         activities,
         orchestrations,
-        crate::livelock::runtime_options(
-            Duration::from_millis(cfg.lease_ms),
-            cfg.dispatchers,
-            cfg.workers,
-        ),
+        if cfg.long_poll {
+            duroxide::RuntimeOptions {
+                max_attempts: common::MAX_ATTEMPTS,
+                orchestration_concurrency: cfg.dispatchers,
+                worker_concurrency: cfg.workers,
+                ..duroxide::RuntimeOptions::default()
+            }
+        } else {
+            crate::livelock::runtime_options(
+                Duration::from_millis(cfg.lease_ms),
+                cfg.dispatchers,
+                cfg.workers,
+            )
+        },
     )
     .await;
 
@@ -186,7 +199,7 @@ struct ChildProc {
     report: PathBuf,
 }
 
-/// Running child processes of one livelock run.
+/// Running child processes of one run.
 pub struct Fleet {
     children: Vec<ChildProc>,
     live: Live,
@@ -203,6 +216,8 @@ pub struct FleetSpec<'a> {
     pub lease: Duration,
     pub hot: Option<String>,
     pub overrun: Duration,
+    /// See [`ChildConfig::long_poll`].
+    pub long_poll: bool,
 }
 
 impl Fleet {
@@ -243,6 +258,7 @@ impl Fleet {
                 overrun_ms: spec.overrun.as_millis() as u64,
                 shutdown_grace_ms: spec.env.shutdown_grace_ms(),
                 report: report.clone(),
+                long_poll: spec.long_poll,
             };
             let mut child = Command::new(&exe)
                 .env(CHILD_ENV, serde_json::to_string(&cfg)?)

@@ -216,6 +216,7 @@ async fn one_run(
             lease,
             hot: hot_opt.clone(),
             overrun: OVERRUN,
+            long_poll: false,
         };
         match Fleet::start(spec, stats.clone(), tx).await {
             Ok(f) => (stats, Runtimes::Children(f)),

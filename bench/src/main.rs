@@ -10,6 +10,7 @@ mod driver;
 mod fleet;
 mod livelock;
 mod probe;
+mod processes;
 mod statements;
 mod throughput;
 
@@ -24,7 +25,7 @@ use crate::common::{Env, Kind, Topology, progress};
 
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
-                       [--scenario livelock|contention|throughput|ceiling|backlog|all]
+                       [--scenario livelock|contention|throughput|processes|ceiling|backlog|all]
                        [--livelock-topology 1x32|8x4|both] [--dispatchers N,N,...]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
 
@@ -36,6 +37,8 @@ usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                    processes with 4 each, on the same schema; both (default) runs 1x32, then 8x4
   --dispatchers    the throughput scenario's dispatcher counts (comma-separated);
                    default 1,2,4,8,16,32 (2 with --smoke)
+                   (the processes scenario runs 1, 2, 4 and 8 child processes of 4
+                   dispatchers each; 2 of 2 with --smoke)
   --out            JSON results file; default bench/results/run-<epoch>.json
                    (target/bench-smoke-<epoch>.json with --smoke)
   --database-url   default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
@@ -44,7 +47,14 @@ usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                    8 with --smoke
 ";
 
-const SCENARIOS: [&str; 5] = ["livelock", "contention", "throughput", "ceiling", "backlog"];
+const SCENARIOS: [&str; 6] = [
+    "livelock",
+    "contention",
+    "throughput",
+    "processes",
+    "ceiling",
+    "backlog",
+];
 
 struct Args {
     smoke: bool,
@@ -283,6 +293,7 @@ async fn run(args: Args) -> Result<()> {
             "livelock" => livelock::run(&env, &args.kinds).await,
             "contention" => contention::run(&env, &args.kinds).await,
             "throughput" => throughput::run(&env, &args.kinds).await,
+            "processes" => processes::run(&env, &args.kinds).await,
             "ceiling" => ceiling::run(&env).await,
             "backlog" => backlog::run(&env, &args.kinds).await,
             _ => unreachable!(),
@@ -331,7 +342,7 @@ fn block_on(who: &str, work: impl std::future::Future<Output = Result<()>>) -> E
     }
 }
 
-/// A child worker process of the livelock scenario's multi-process topology.
+/// A child worker process of a multi-process topology (`fleet.rs`).
 fn child(cfg: &str) -> ExitCode {
     let cfg: fleet::ChildConfig = match serde_json::from_str(cfg) {
         Ok(c) => c,

@@ -85,7 +85,7 @@ async fn build_trivial(env: &Env, provider: &str, n: usize) -> Result<common::Bu
 
 /// CPU seconds used so far by this process, and by every process named `postgres` (the
 /// server's backends on this machine), from /proc; `None` off Linux.
-fn cpu_seconds() -> Option<(f64, f64)> {
+pub(crate) fn cpu_seconds() -> Option<(f64, f64)> {
     fn ticks(stat: &str) -> Option<u64> {
         // Fields after the parenthesised command name: utime and stime are 12th and 13th.
         let rest = &stat[stat.rfind(')')? + 2..];
@@ -160,29 +160,23 @@ async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> 
     rt.shutdown(Some(env.shutdown_grace_ms())).await;
     let cn = &stats.counters;
     let total = cn.completed.load(Ordering::Relaxed);
-    let per_orchestration = match &built.steadfast {
-        Some(p) => {
-            // Closed connections have reported their counters; give the server a moment.
-            p.close().await;
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            let after = common::db_work(env, &built.schema).await?;
-            let per = |a: i64, b: i64| round2((a - b) as f64 / total.max(1) as f64);
-            json!({
-                "transactions": per(after.transactions, work_before.transactions),
-                "rows_written": per(after.rows_written, work_before.rows_written),
-                "completed": total,
-                "claims": claim_counts::per_orchestration(&claims_before, &claim_counts::totals(), total),
-                "statements": if statements_counted {
+    let per_orchestration =
+        match common::db_work_per_orchestration(env, &built, work_before, total).await? {
+            Some(mut work) => {
+                let claims =
+                    claim_counts::per_orchestration(&claims_before, &claim_counts::totals(), total);
+                work.insert("claims".into(), claims);
+                let statements = if statements_counted {
                     statements::per_orchestration(env, total).await
                 } else {
                     Value::Null
-                },
-                "note": "whole run (warm-up included) over orchestrations completed; the instances still in flight at the end add their partial cost; transactions are the whole database's",
-            })
-        }
-        // duroxide-pg's pool cannot be closed from here, so its counters may be unreported.
-        None => Value::Null,
-    };
+                };
+                work.insert("statements".into(), statements);
+                Value::Object(work)
+            }
+            // duroxide-pg's pool cannot be closed from here, so its counters may be unreported.
+            None => Value::Null,
+        };
     let v = json!({
         "dispatchers": n,
         "orchestrations": done,
