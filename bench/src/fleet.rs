@@ -63,6 +63,9 @@ pub struct ChildReport {
     pub counters: ProbeCounters,
     /// steadfast diagnostics of kind `claimExhausted` or about the hot instance, by kind.
     pub diagnostics: BTreeMap<String, u64>,
+    /// steadfast's claim counts in the child (`claim_counts::totals`).
+    #[serde(default)]
+    pub claims: BTreeMap<String, u64>,
 }
 
 /// Counts the steadfast diagnostics the livelock scenario reports: claim exhaustion and
@@ -177,6 +180,7 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         // A copy of the atomics, through their serde form.
         counters: serde_json::from_value(serde_json::to_value(&stats.counters)?)?,
         diagnostics,
+        claims: crate::claim_counts::totals(),
     };
     std::fs::write(&cfg.report, serde_json::to_vec(&report)?)
         .with_context(|| format!("write {}", cfg.report.display()))?;
@@ -347,12 +351,13 @@ impl Fleet {
     }
 
     /// Stops every child, then merges their samples and counters into `stats` and their
-    /// diagnostics into `diagnostics`.
+    /// diagnostics into `diagnostics`. Returns the sums of their claim counts.
     pub async fn stop(
         mut self,
         stats: &ProbeStats,
         diagnostics: &mut BTreeMap<String, u64>,
-    ) -> Result<()> {
+    ) -> Result<BTreeMap<String, u64>> {
+        let mut claims = BTreeMap::new();
         for c in &mut self.children {
             drop(c.child.stdin.take());
         }
@@ -405,10 +410,13 @@ impl Fleet {
             for (k, v) in r.diagnostics {
                 *diagnostics.entry(k).or_insert(0) += v;
             }
+            for (k, v) in r.claims {
+                *claims.entry(k).or_insert(0) += v;
+            }
         }
         if !failures.is_empty() {
             bail!("child processes: {}", failures.join("; "));
         }
-        Ok(())
+        Ok(claims)
     }
 }

@@ -150,7 +150,7 @@ impl Runtimes {
                 rt.shutdown(Some(env.shutdown_grace_ms())).await;
                 Ok(())
             }
-            Runtimes::Children(fleet) => fleet.stop(stats, diagnostics).await,
+            Runtimes::Children(fleet) => fleet.stop(stats, diagnostics).await.map(|_| ()),
         }
     }
 }

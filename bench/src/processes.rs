@@ -4,7 +4,8 @@
 //! process runs only the client: a closed loop keeps 64 one-activity orchestrations in
 //! flight, started as the children report completions; orchestrations/s counted after a
 //! warm-up. Per orchestration: the database's transactions and rows written (whole run,
-//! fresh schema) and the CPU of every `postgres` process over the window. Wake-ups cross
+//! fresh schema), steadfast's claim counts summed over the children, and the CPU of every
+//! `postgres` process over the window. Wake-ups cross
 //! processes by NOTIFY, and an activity is handed out (`src/handoff.rs`) only to a fetch of
 //! the process whose turn scheduled it.
 
@@ -17,6 +18,7 @@ use duroxide::Client;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::claim_counts;
 use crate::common::{self, Env, Kind, progress, round2};
 use crate::driver::ClosedLoop;
 use crate::fleet::{Fleet, FleetSpec};
@@ -95,9 +97,17 @@ async fn one_run(env: &Env, kind: Kind, processes: usize, c: &Cfg) -> Result<Val
         .counters
         .completed
         .load(std::sync::atomic::Ordering::Relaxed);
-    let per_orchestration = common::db_work_per_orchestration(env, &built, work_before, total)
-        .await?
-        .map_or(Value::Null, Value::Object);
+    let per_orchestration =
+        match common::db_work_per_orchestration(env, &built, work_before, total).await? {
+            Some(mut work) => {
+                if let Ok(claims) = &stopped {
+                    let claims = claim_counts::per_orchestration(&BTreeMap::new(), claims, total);
+                    work.insert("claims".into(), claims);
+                }
+                Value::Object(work)
+            }
+            None => Value::Null,
+        };
     let postgres_ms = match (server_from, server_to) {
         (Some(a), Some(b)) if done > 0 => json!(round2((b - a) * 1000.0 / done as f64)),
         _ => Value::Null,
