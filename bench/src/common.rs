@@ -84,6 +84,15 @@ impl Topology {
 
 /// The redelivery backoff steadfast runs with in every scenario: the product defaults.
 impl Env {
+    /// This process's settings when it runs only the client and child processes run the
+    /// runtimes (`fleet.rs`): a small pool is enough.
+    pub fn client_only(&self) -> Env {
+        Env {
+            pool: self.pool.min(4),
+            ..self.clone()
+        }
+    }
+
     /// How long a runtime shutdown waits for in-flight turns (a hot-instance turn may be
     /// asleep in the probe for a whole lease).
     pub fn shutdown_grace_ms(&self) -> u64 {
@@ -458,4 +467,28 @@ pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {
         transactions: row.0,
         rows_written: row.1,
     })
+}
+
+/// CPU seconds used so far by this process, and by every process named `postgres` (the
+/// server's backends on this machine), from /proc; `None` off Linux.
+pub fn cpu_seconds() -> Option<(f64, f64)> {
+    fn ticks(stat: &str) -> Option<u64> {
+        // Fields after the parenthesised command name: utime and stime are 12th and 13th.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    }
+    const HZ: f64 = 100.0;
+    let own = ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    let mut server = 0;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let dir = entry.path();
+        if std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "postgres") {
+            server += std::fs::read_to_string(dir.join("stat"))
+                .ok()
+                .and_then(|s| ticks(&s))
+                .unwrap_or(0);
+        }
+    }
+    Some((own as f64 / HZ, server as f64 / HZ))
 }

@@ -116,12 +116,7 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         activities,
         orchestrations,
         if cfg.long_poll {
-            duroxide::RuntimeOptions {
-                max_attempts: common::MAX_ATTEMPTS,
-                orchestration_concurrency: cfg.dispatchers,
-                worker_concurrency: cfg.workers,
-                ..duroxide::RuntimeOptions::default()
-            }
+            crate::throughput::runtime_options(cfg.dispatchers, cfg.workers)
         } else {
             crate::livelock::runtime_options(
                 Duration::from_millis(cfg.lease_ms),

@@ -171,10 +171,7 @@ async fn one_run(
     );
     // With child processes this process only runs the client: a small pool is enough.
     let parent_env = if topo.processes > 1 {
-        Env {
-            pool: env.pool.min(4),
-            ..env.clone()
-        }
+        env.client_only()
     } else {
         env.clone()
     };

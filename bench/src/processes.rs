@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -52,12 +53,7 @@ fn cfg(env: &Env) -> Cfg {
 }
 
 async fn one_run(env: &Env, kind: Kind, processes: usize, c: &Cfg) -> Result<Value> {
-    // This process only runs the client: a small pool is enough.
-    let parent_env = Env {
-        pool: env.pool.min(4),
-        ..env.clone()
-    };
-    let built = common::build(&parent_env, kind, &format!("pr{processes}")).await?;
+    let built = common::build(&env.client_only(), kind, &format!("pr{processes}")).await?;
     let work_before = common::db_work(env, &built.schema).await?;
     let client = Arc::new(Client::new(built.provider.clone()));
     let (tx, rx) = mpsc::unbounded_channel();
@@ -84,19 +80,16 @@ async fn one_run(env: &Env, kind: Kind, processes: usize, c: &Cfg) -> Result<Val
     let t0 = stats.now_ms();
     let driver = ClosedLoop::spawn(client, "p".into(), IN_FLIGHT, rx);
     tokio::time::sleep(c.warmup).await;
-    let server_from = crate::throughput::cpu_seconds().map(|(_, server)| server);
+    let server_from = common::cpu_seconds().map(|(_, server)| server);
     tokio::time::sleep(c.window).await;
-    let server_to = crate::throughput::cpu_seconds().map(|(_, server)| server);
+    let server_to = common::cpu_seconds().map(|(_, server)| server);
     let end = stats.now_ms();
     driver.stop();
     let from = t0 + c.warmup.as_millis() as u32;
     let done = stats.completions_between(from, end);
     let secs = (end - from) as f64 / 1000.0;
     let stopped = fleet.stop(&stats, &mut BTreeMap::new()).await;
-    let total = stats
-        .counters
-        .completed
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let total = stats.counters.completed.load(Ordering::Relaxed);
     let per_orchestration =
         match common::db_work_per_orchestration(env, &built, work_before, total).await? {
             Some(mut work) => {
@@ -127,8 +120,8 @@ async fn one_run(env: &Env, kind: Kind, processes: usize, c: &Cfg) -> Result<Val
         "orchestrations": done,
         "window_s": round2(secs),
         "orchestrations_per_s": round2(done as f64 / secs),
-        "start_errors": driver.start_errors.load(std::sync::atomic::Ordering::Relaxed),
-        "ack_rejections": stats.counters.ack_rejected.load(std::sync::atomic::Ordering::Relaxed),
+        "start_errors": driver.start_errors.load(Ordering::Relaxed),
+        "ack_rejections": stats.counters.ack_rejected.load(Ordering::Relaxed),
         "database_work_per_orchestration": per_orchestration,
         "postgres_cpu_ms_per_orchestration": postgres_ms,
     }))

@@ -83,28 +83,16 @@ async fn build_trivial(env: &Env, provider: &str, n: usize) -> Result<common::Bu
     }
 }
 
-/// CPU seconds used so far by this process, and by every process named `postgres` (the
-/// server's backends on this machine), from /proc; `None` off Linux.
-pub(crate) fn cpu_seconds() -> Option<(f64, f64)> {
-    fn ticks(stat: &str) -> Option<u64> {
-        // Fields after the parenthesised command name: utime and stime are 12th and 13th.
-        let rest = &stat[stat.rfind(')')? + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+/// The runtime's defaults (long polling) with `dispatchers` orchestration and `workers`
+/// worker dispatchers and the bench's attempt ceiling: the throughput workload's runtime,
+/// in this process or in child processes (`fleet.rs`).
+pub(crate) fn runtime_options(dispatchers: usize, workers: usize) -> RuntimeOptions {
+    RuntimeOptions {
+        max_attempts: MAX_ATTEMPTS,
+        orchestration_concurrency: dispatchers,
+        worker_concurrency: workers,
+        ..RuntimeOptions::default()
     }
-    const HZ: f64 = 100.0;
-    let own = ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
-    let mut server = 0;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let dir = entry.path();
-        if std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "postgres") {
-            server += std::fs::read_to_string(dir.join("stat"))
-                .ok()
-                .and_then(|s| ticks(&s))
-                .unwrap_or(0);
-        }
-    }
-    Some((own as f64 / HZ, server as f64 / HZ))
 }
 
 async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> {
@@ -126,21 +114,16 @@ async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> 
         probe.clone(),
         activities,
         orchestrations,
-        RuntimeOptions {
-            max_attempts: MAX_ATTEMPTS,
-            orchestration_concurrency: n,
-            worker_concurrency: n,
-            ..RuntimeOptions::default()
-        },
+        runtime_options(n, n),
     )
     .await;
     let t0 = stats.now_ms();
     let driver = ClosedLoop::spawn(client, "t".into(), IN_FLIGHT, rx);
     let started = Instant::now();
     tokio::time::sleep(c.warmup).await;
-    let cpu_from = cpu_seconds();
+    let cpu_from = common::cpu_seconds();
     tokio::time::sleep(c.window).await;
-    let cpu_to = cpu_seconds();
+    let cpu_to = common::cpu_seconds();
     let end = stats.now_ms();
     driver.stop();
     let from = t0 + c.warmup.as_millis() as u32;

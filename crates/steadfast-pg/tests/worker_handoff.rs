@@ -275,12 +275,9 @@ async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
 
     // Another session holds the instance's lease row: the ack waits for it (retrying its
     // lock timeouts while the lease lives), after it reserved the waiting fetch.
-    let admin = common::admin_pool().await;
-    let mut holder = admin.begin().await.unwrap();
-    sqlx::query(&h.sql("SELECT 1 FROM S.instance_leases WHERE instance_id = 'h5' FOR UPDATE"))
-        .execute(&mut *holder)
-        .await
-        .unwrap();
+    let holder = h
+        .hold("SELECT 1 FROM S.instance_leases WHERE instance_id = 'h5' FOR UPDATE")
+        .await;
     let provider = h.provider.clone();
     let ack = tokio::spawn(async move {
         ack_scheduling(&provider, "h5", &token, vec![activity_item("h5", 2)]).await
@@ -298,7 +295,6 @@ async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
     assert!(fetch.await.unwrap().is_none(), "it returned empty");
 
     holder.rollback().await.unwrap();
-    admin.close().await;
     ack.await.unwrap().unwrap();
     // The item the ack stored for the fetch that left is given back, first attempt
     // returned, and a claim takes it.
@@ -360,7 +356,7 @@ async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes() {
             };
             claimed.insert(tag.unwrap_or_default());
         }
-        clear_worker_queue(&h).await;
+        h.exec("DELETE FROM S.worker_queue", None).await;
 
         let mut handed = HashSet::new();
         for tag in ["", "gpu", "cpu"] {
@@ -378,18 +374,9 @@ async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes() {
             if fetched.is_some() && claims("worker") == claims_before {
                 handed.insert(tag.to_string());
             }
-            clear_worker_queue(&h).await;
+            h.exec("DELETE FROM S.worker_queue", None).await;
         }
         assert_eq!(handed, claimed, "{filter:?}: handed out, against claimed");
     }
     h.drop().await;
-}
-
-async fn clear_worker_queue(h: &Harness) {
-    let admin = common::admin_pool().await;
-    sqlx::query(&h.sql("DELETE FROM S.worker_queue"))
-        .execute(&admin)
-        .await
-        .unwrap();
-    admin.close().await;
 }
