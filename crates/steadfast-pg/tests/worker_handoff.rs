@@ -294,6 +294,20 @@ async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
     assert!(!ack.is_finished(), "the ack still waits for the lease row");
     assert!(fetch.await.unwrap().is_none(), "it returned empty");
 
+    // The rest of the queue moves on while the ack hangs: other work is claimed at once.
+    h.provider
+        .enqueue_for_worker(activity_item("other", 1))
+        .await
+        .unwrap();
+    let (other, _, attempts) = h
+        .provider
+        .fetch_work_item(LONG, PROMPT, None, &TagFilter::DefaultOnly)
+        .await
+        .unwrap()
+        .expect("other work, while the ack hangs");
+    assert_eq!((other, attempts), (activity_item("other", 1), 1));
+    assert!(!ack.is_finished(), "the ack still waits for the lease row");
+
     holder.rollback().await.unwrap();
     ack.await.unwrap().unwrap();
     // The item the ack stored for the fetch that left is given back, first attempt
