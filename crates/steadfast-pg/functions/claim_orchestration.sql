@@ -13,7 +13,8 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- Candidates: the instances that have a ready message (instance_leases.ready_at, or a
 -- ready_hints row; messages waiting for a start make none), are runnable (instance_leases.runnable_from: started, or their start is
 -- visible) and have no live lease (an expired one must also have served its backoff),
--- limited to executions pinned inside the version range when p_filter is set; at most
+-- limited to executions pinned inside the version range when p_filter is set (the pin as
+-- the lease row carries it: functions/lease_pin_in_range.sql); at most
 -- p_scan of each kind, oldest first. The scan reads lease rows, not messages, so its cost
 -- does not grow with any instance's backlog: a leased instance with a million messages
 -- queued is one row it passes over. The instances, oldest first, are cut into blocks of
@@ -108,9 +109,6 @@ BEGIN
         WITH ready AS MATERIALIZED (
             SELECT l.instance_id, l.ready_at AS since, false AS lease_missing
             FROM __SCHEMA__.instance_leases AS l
-            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = l.instance_id
-            LEFT JOIN __SCHEMA__.executions AS e
-                   ON e.instance_id = l.instance_id AND e.execution_id = i.current_execution_id
             WHERE l.ready_at <= v_now
               AND l.runnable_from <= v_now
               AND l.instance_id <> ALL (v_passed)
@@ -119,9 +117,9 @@ BEGIN
                                                l.backoff_jitter, p_base_ms, p_cap_ms)
                       <= v_now)
               AND (NOT p_filter
-                   OR e.pinned_major IS NULL
-                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
-                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
+                   OR __SCHEMA__.lease_pin_in_range(l.instance_id, l.pin_known, l.pinned_major,
+                                                    l.pinned_minor, l.pinned_patch,
+                                                    p_min, p_max))
             ORDER BY l.ready_at
             LIMIT p_scan
         ), hinted AS MATERIALIZED (
@@ -129,9 +127,6 @@ BEGIN
                    bool_or(l.instance_id IS NULL) AS lease_missing
             FROM __SCHEMA__.ready_hints AS h
             LEFT JOIN __SCHEMA__.instance_leases AS l ON l.instance_id = h.instance_id
-            LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = h.instance_id
-            LEFT JOIN __SCHEMA__.executions AS e
-                   ON e.instance_id = h.instance_id AND e.execution_id = i.current_execution_id
             WHERE h.visible_at <= v_now
               AND h.instance_id <> ALL (v_passed)
               AND (l.instance_id IS NULL
@@ -141,9 +136,9 @@ BEGIN
                                                         l.backoff_jitter, p_base_ms, p_cap_ms)
                                <= v_now)))
               AND (NOT p_filter
-                   OR e.pinned_major IS NULL
-                   OR (e.pinned_major, e.pinned_minor, e.pinned_patch)
-                      BETWEEN (p_min[1], p_min[2], p_min[3]) AND (p_max[1], p_max[2], p_max[3]))
+                   OR __SCHEMA__.lease_pin_in_range(h.instance_id, l.pin_known, l.pinned_major,
+                                                    l.pinned_minor, l.pinned_patch,
+                                                    p_min, p_max))
             GROUP BY h.instance_id
             ORDER BY min(h.visible_at)
             LIMIT p_scan

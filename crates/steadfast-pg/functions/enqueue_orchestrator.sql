@@ -52,9 +52,14 @@ BEGIN
          AS t(work_item, delay_ms, visible_at_ms, ord);
 
     -- A new row's messages are ready from its first start on (as the insert below decides).
+    -- An instance with no instance row has no execution, so its pin is known: none. (A
+    -- scalar subquery, not EXISTS: a generic plan made while `instances` was small turned
+    -- EXISTS into one hashed read of the whole table per call.)
     WITH created AS (
-        INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from, ready_at)
-        SELECT g.instance_id, g.first_start, g.first_ready
+        INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from, ready_at, pin_known)
+        SELECT g.instance_id, g.first_start, g.first_ready,
+               (SELECT i.instance_id FROM __SCHEMA__.instances AS i
+                WHERE i.instance_id = g.instance_id) IS NULL
         FROM (
             SELECT t.instance_id, s.first_start,
                    min(t.visible_at) FILTER (WHERE t.visible_at >= s.first_start)

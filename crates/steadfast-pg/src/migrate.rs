@@ -49,10 +49,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "hot_claims",
         sql: include_str!("../migrations/0005_hot_claims.sql"),
     },
+    Migration {
+        version: 6,
+        name: "lease_pins",
+        sql: include_str!("../migrations/0006_lease_pins.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Every revision of every function file, one `name revision checksum` line each, oldest
 /// first; lines are only ever added (see [`revision_of`]).
@@ -95,6 +100,18 @@ const FUNCTIONS: &[(&str, &str)] = &[
     (
         "redelivery_at",
         include_str!("../functions/redelivery_at.sql"),
+    ),
+    (
+        "version_in_range",
+        include_str!("../functions/version_in_range.sql"),
+    ),
+    (
+        "execution_pin_in_range",
+        include_str!("../functions/execution_pin_in_range.sql"),
+    ),
+    (
+        "lease_pin_in_range",
+        include_str!("../functions/lease_pin_in_range.sql"),
     ),
     (
         "token_instance",

@@ -51,10 +51,15 @@ pub fn raised(instance: &str, name: &str) -> WorkItem {
 }
 
 pub fn started_event(instance: &str) -> Event {
+    started_event_of(instance, 1)
+}
+
+/// The first event of execution `execution` of `instance`.
+pub fn started_event_of(instance: &str, execution: u64) -> Event {
     Event::with_event_id(
         1,
         instance,
-        1,
+        execution,
         None,
         EventKind::OrchestrationStarted {
             name: "Orch".into(),
