@@ -204,13 +204,15 @@ BEGIN
         IF v_candidates IS NULL THEN
             outcome := 'empty';
             IF p_next_visible THEN
-                -- Waiting messages make no work when they become visible.
+                -- Waiting messages make no work when they become visible; nor is a
+                -- redelivery's lease ending (its ready_at, functions/stamp_lease.sql) a
+                -- time to wake for: leases that run out are the periodic re-check's.
                 SELECT (EXTRACT(EPOCH FROM (min(n.at) - clock_timestamp())) * 1000)::float8
                 INTO next_visible_ms
                 FROM (
                     SELECT min(l.ready_at) AS at
                     FROM steadfast.instance_leases AS l
-                    WHERE l.ready_at > clock_timestamp()
+                    WHERE l.ready_at > clock_timestamp() AND l.lock_token IS NULL
                     UNION ALL
                     SELECT min(h.visible_at)
                     FROM steadfast.ready_hints AS h
@@ -433,7 +435,7 @@ BEGIN
             msg_attempts := v_attempts;
             lease_ms := steadfast.stamp_lease(
                 v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
-                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
+                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter, p_base_ms, p_cap_ms);
             outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
             more_ready := cardinality(v_candidates) > 1;
             RETURN;
@@ -450,6 +452,11 @@ CREATE FUNCTION steadfast.claim_work_item(p_token_prefix text, p_lock_ms double 
     SET jit TO 'off'
     AS $$
 #variable_conflict use_column
+DECLARE
+    -- Compared with visible_at as a value, not as clock_timestamp() (volatile): only then
+    -- is it an index condition, so the walk of worker_queue_ready_idx stops at the first
+    -- item not visible yet instead of passing over every delayed item on every claim.
+    v_now timestamptz := clock_timestamp();
 BEGIN
     WITH claimed AS (
         UPDATE steadfast.worker_queue AS w
@@ -463,7 +470,7 @@ BEGIN
             FROM steadfast.worker_queue AS q
             LEFT JOIN steadfast.sessions AS s
                    ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
-            WHERE q.visible_at <= clock_timestamp()
+            WHERE q.visible_at <= v_now
               AND (q.lock_token IS NULL
                    OR steadfast.redelivery_at(q.locked_until, q.attempt_count,
                                                q.backoff_jitter, p_base_ms, p_cap_ms)
@@ -487,7 +494,7 @@ BEGIN
         SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
                    AS ms
         FROM steadfast.worker_queue AS q
-        WHERE q.visible_at > clock_timestamp()
+        WHERE q.visible_at > v_now
     )
     SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
            CASE WHEN p_tell_more THEN (SELECT n.ms FROM next_visible AS n) END,
@@ -498,7 +505,7 @@ BEGIN
            CASE WHEN p_tell_more THEN EXISTS (
                SELECT 1
                FROM steadfast.worker_queue AS q
-               WHERE q.visible_at <= clock_timestamp()
+               WHERE q.visible_at <= v_now
                  AND q.id <> c.id
                  AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
            ) END
@@ -509,6 +516,22 @@ BEGIN
            CASE WHEN p_next_visible THEN (SELECT n.ms FROM next_visible AS n) END,
            NULL
     WHERE NOT EXISTS (SELECT 1 FROM claimed);
+END;
+$$;
+
+CREATE FUNCTION steadfast.current_pin(p_instance text, OUT major integer, OUT minor integer, OUT patch integer) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    SELECT e.pinned_major, e.pinned_minor, e.pinned_patch INTO major, minor, patch
+    FROM steadfast.instances AS i
+    JOIN steadfast.executions AS e
+      ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
+    WHERE i.instance_id = p_instance;
 END;
 $$;
 
@@ -726,14 +749,10 @@ CREATE FUNCTION steadfast.execution_pin_in_range(p_instance text, p_min integer[
 DECLARE
     v_in_range boolean;
 BEGIN
-    SELECT steadfast.version_in_range(e.pinned_major, e.pinned_minor, e.pinned_patch,
-                                       p_min, p_max)
+    SELECT steadfast.version_in_range(p.major, p.minor, p.patch, p_min, p_max)
     INTO v_in_range
-    FROM steadfast.instances AS i
-    JOIN steadfast.executions AS e
-      ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-    WHERE i.instance_id = p_instance;
-    RETURN COALESCE(v_in_range, true);
+    FROM steadfast.current_pin(p_instance) AS p;
+    RETURN v_in_range;
 END;
 $$;
 
@@ -1041,13 +1060,10 @@ BEGIN
     SET lock_token = NULL, locked_until = NULL, locked_at = NULL, attempt_count = 0,
         backoff_jitter = 0,
         (pinned_major, pinned_minor, pinned_patch) = (
-            SELECT e.pinned_major, e.pinned_minor, e.pinned_patch
-            FROM steadfast.instances AS i
-            JOIN steadfast.executions AS e
-              ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-            WHERE i.instance_id = p_instance),
+            SELECT p.major, p.minor, p.patch FROM steadfast.current_pin(p_instance) AS p),
         pin_known = true,
         ready_at = CASE WHEN v_settle THEN steadfast.first_ready_at(p_instance)
+                        WHEN l.ready_at > clock_timestamp() THEN clock_timestamp()
                         ELSE l.ready_at END
     WHERE l.instance_id = p_instance;
 END;
@@ -1069,7 +1085,8 @@ BEGIN
     FOR NO KEY UPDATE SKIP LOCKED;
     IF FOUND THEN
         RETURN steadfast.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
-                                      v_lease.attempt_count, v_lease.backoff_jitter);
+                                      v_lease.attempt_count, v_lease.backoff_jitter,
+                                      NULL, NULL);
     END IF;
     RETURN (SELECT (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
             FROM steadfast.instance_leases AS l
@@ -1096,7 +1113,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms double precision, p_attempt integer, p_jitter real) RETURNS double precision
+CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms double precision, p_attempt integer, p_jitter real, p_base_ms double precision, p_cap_ms double precision) RETURNS double precision
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
@@ -1104,16 +1121,22 @@ CREATE FUNCTION steadfast.stamp_lease(p_instance text, p_token text, p_lock_ms d
     SET jit TO 'off'
     AS $$
 DECLARE
+    v_until timestamptz := clock_timestamp() + p_lock_ms * interval '1 millisecond';
     v_left float8;
 BEGIN
-    UPDATE steadfast.instance_leases
+    UPDATE steadfast.instance_leases AS l
     SET lock_token = p_token,
         locked_at = clock_timestamp(),
-        locked_until = clock_timestamp() + p_lock_ms * interval '1 millisecond',
+        locked_until = v_until,
         attempt_count = p_attempt,
-        backoff_jitter = p_jitter
-    WHERE instance_id = p_instance
-    RETURNING (EXTRACT(EPOCH FROM (locked_until - clock_timestamp())) * 1000)::float8
+        backoff_jitter = p_jitter,
+        ready_at = CASE
+            WHEN COALESCE(p_attempt, 1) <= 1 THEN l.ready_at
+            WHEN p_base_ms IS NULL THEN l.ready_at + (v_until - l.locked_until)
+            ELSE steadfast.redelivery_at(v_until, p_attempt, p_jitter, p_base_ms, p_cap_ms)
+        END
+    WHERE l.instance_id = p_instance
+    RETURNING (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
     INTO v_left;
     RETURN v_left;
 END;
@@ -1183,7 +1206,10 @@ BEGIN
     INSERT INTO steadfast.instance_leases (instance_id, runnable_from)
     SELECT i.id, steadfast.instance_runnable_from(i.id)
     FROM unnest(v_instances) AS i(id)
-    WHERE NOT EXISTS (SELECT 1 FROM steadfast.instance_leases AS l WHERE l.instance_id = i.id)
+    -- A scalar subquery, not NOT EXISTS: a generic plan made while instance_leases was
+    -- small hashed the whole table for that on every later sweep (tests/generic_plans.rs).
+    WHERE (SELECT l.instance_id FROM steadfast.instance_leases AS l
+           WHERE l.instance_id = i.id) IS NULL
     ORDER BY i.id
     ON CONFLICT (instance_id) DO NOTHING;
     SELECT array_agg(h.instance_id) FILTER (WHERE h.runnable_from <= clock_timestamp()),

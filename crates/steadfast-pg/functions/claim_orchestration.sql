@@ -161,13 +161,15 @@ BEGIN
         IF v_candidates IS NULL THEN
             outcome := 'empty';
             IF p_next_visible THEN
-                -- Waiting messages make no work when they become visible.
+                -- Waiting messages make no work when they become visible; nor is a
+                -- redelivery's lease ending (its ready_at, functions/stamp_lease.sql) a
+                -- time to wake for: leases that run out are the periodic re-check's.
                 SELECT (EXTRACT(EPOCH FROM (min(n.at) - clock_timestamp())) * 1000)::float8
                 INTO next_visible_ms
                 FROM (
                     SELECT min(l.ready_at) AS at
                     FROM __SCHEMA__.instance_leases AS l
-                    WHERE l.ready_at > clock_timestamp()
+                    WHERE l.ready_at > clock_timestamp() AND l.lock_token IS NULL
                     UNION ALL
                     SELECT min(h.visible_at)
                     FROM __SCHEMA__.ready_hints AS h
@@ -390,7 +392,7 @@ BEGIN
             msg_attempts := v_attempts;
             lease_ms := __SCHEMA__.stamp_lease(
                 v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
-                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter);
+                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter, p_base_ms, p_cap_ms);
             outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
             more_ready := cardinality(v_candidates) > 1;
             RETURN;

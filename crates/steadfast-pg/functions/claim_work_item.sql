@@ -23,6 +23,11 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.claim_work_item(
 ) LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
+DECLARE
+    -- Compared with visible_at as a value, not as clock_timestamp() (volatile): only then
+    -- is it an index condition, so the walk of worker_queue_ready_idx stops at the first
+    -- item not visible yet instead of passing over every delayed item on every claim.
+    v_now timestamptz := clock_timestamp();
 BEGIN
     WITH claimed AS (
         UPDATE __SCHEMA__.worker_queue AS w
@@ -36,7 +41,7 @@ BEGIN
             FROM __SCHEMA__.worker_queue AS q
             LEFT JOIN __SCHEMA__.sessions AS s
                    ON s.session_id = q.session_id AND s.locked_until > clock_timestamp()
-            WHERE q.visible_at <= clock_timestamp()
+            WHERE q.visible_at <= v_now
               AND (q.lock_token IS NULL
                    OR __SCHEMA__.redelivery_at(q.locked_until, q.attempt_count,
                                                q.backoff_jitter, p_base_ms, p_cap_ms)
@@ -60,7 +65,7 @@ BEGIN
         SELECT (EXTRACT(EPOCH FROM (min(q.visible_at) - clock_timestamp())) * 1000)::float8
                    AS ms
         FROM __SCHEMA__.worker_queue AS q
-        WHERE q.visible_at > clock_timestamp()
+        WHERE q.visible_at > v_now
     )
     SELECT c.id, c.work_item, c.attempt_count, c.session_id, c.lock_token,
            CASE WHEN p_tell_more THEN (SELECT n.ms FROM next_visible AS n) END,
@@ -71,7 +76,7 @@ BEGIN
            CASE WHEN p_tell_more THEN EXISTS (
                SELECT 1
                FROM __SCHEMA__.worker_queue AS q
-               WHERE q.visible_at <= clock_timestamp()
+               WHERE q.visible_at <= v_now
                  AND q.id <> c.id
                  AND (q.lock_token IS NULL OR q.locked_until <= clock_timestamp())
            ) END

@@ -1,7 +1,6 @@
--- version_in_range for the pin of an instance's current execution, read from the
--- execution row; true when the instance has no row or its current execution none.
--- PL/pgSQL, not SQL: with its subquery PostgreSQL would not inline it, and would plan an
--- SQL function again on every call.
+-- version_in_range for the pin of an instance's current execution (functions/current_pin.sql),
+-- true when there is none. PL/pgSQL, not SQL: PostgreSQL would not inline an SQL function
+-- that calls another one with OUT columns, and would plan it again on every call.
 CREATE OR REPLACE FUNCTION __SCHEMA__.execution_pin_in_range(
     p_instance text, p_min integer[], p_max integer[]
 ) RETURNS boolean LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
@@ -9,13 +8,9 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.execution_pin_in_range(
 DECLARE
     v_in_range boolean;
 BEGIN
-    SELECT __SCHEMA__.version_in_range(e.pinned_major, e.pinned_minor, e.pinned_patch,
-                                       p_min, p_max)
+    SELECT __SCHEMA__.version_in_range(p.major, p.minor, p.patch, p_min, p_max)
     INTO v_in_range
-    FROM __SCHEMA__.instances AS i
-    JOIN __SCHEMA__.executions AS e
-      ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-    WHERE i.instance_id = p_instance;
-    RETURN COALESCE(v_in_range, true);
+    FROM __SCHEMA__.current_pin(p_instance) AS p;
+    RETURN v_in_range;
 END;
 $$;

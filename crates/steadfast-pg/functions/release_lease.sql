@@ -2,8 +2,9 @@
 -- the lease row held) and settle its ready_at in the same row update: what the released
 -- turn consumed is gone, what it delayed is later, so the instance is a claim candidate
 -- exactly when its next message is visible (unless an enqueue is in flight, see
--- functions/settle_ready_at.sql; then ready_at stays as it was, early). The row also takes
--- the version pin of the instance's current execution (migrations/0006_lease_pins.sql),
+-- functions/settle_ready_at.sql; then ready_at is left early: as it was, or now where a
+-- redelivery's claim had moved it past the lease, functions/stamp_lease.sql). The row takes
+-- the version pin of the instance's current execution too (functions/current_pin.sql),
 -- which a turn written in this transaction may have changed.
 CREATE OR REPLACE FUNCTION __SCHEMA__.release_lease(p_instance text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -15,13 +16,10 @@ BEGIN
     SET lock_token = NULL, locked_until = NULL, locked_at = NULL, attempt_count = 0,
         backoff_jitter = 0,
         (pinned_major, pinned_minor, pinned_patch) = (
-            SELECT e.pinned_major, e.pinned_minor, e.pinned_patch
-            FROM __SCHEMA__.instances AS i
-            JOIN __SCHEMA__.executions AS e
-              ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-            WHERE i.instance_id = p_instance),
+            SELECT p.major, p.minor, p.patch FROM __SCHEMA__.current_pin(p_instance) AS p),
         pin_known = true,
         ready_at = CASE WHEN v_settle THEN __SCHEMA__.first_ready_at(p_instance)
+                        WHEN l.ready_at > clock_timestamp() THEN clock_timestamp()
                         ELSE l.ready_at END
     WHERE l.instance_id = p_instance;
 END;

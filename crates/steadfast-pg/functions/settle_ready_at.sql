@@ -1,7 +1,8 @@
 -- instance_leases.ready_at (the baseline migration) may be early (that costs a claim one empty
 -- try) but never late. Every enqueue either lowers it or finds it low enough, and then
 -- holds a lock on the lease row (NO KEY UPDATE or KEY SHARE) until it commits, or it
--- leaves a hint (functions/enqueue_orchestrator.sql). So it may be raised only here:
+-- leaves a hint (functions/enqueue_orchestrator.sql). So it may be raised only here (and by
+-- a redelivery's claim, past that lease: functions/stamp_lease.sql says why that is safe):
 --
 -- fence_ready_at takes the row FOR UPDATE SKIP LOCKED, which conflicts with both locks:
 -- while an enqueue that a raise could miss is in flight it finds nothing, and returns

@@ -45,7 +45,10 @@ BEGIN
     INSERT INTO __SCHEMA__.instance_leases (instance_id, runnable_from)
     SELECT i.id, __SCHEMA__.instance_runnable_from(i.id)
     FROM unnest(v_instances) AS i(id)
-    WHERE NOT EXISTS (SELECT 1 FROM __SCHEMA__.instance_leases AS l WHERE l.instance_id = i.id)
+    -- A scalar subquery, not NOT EXISTS: a generic plan made while instance_leases was
+    -- small hashed the whole table for that on every later sweep (tests/generic_plans.rs).
+    WHERE (SELECT l.instance_id FROM __SCHEMA__.instance_leases AS l
+           WHERE l.instance_id = i.id) IS NULL
     ORDER BY i.id
     ON CONFLICT (instance_id) DO NOTHING;
     SELECT array_agg(h.instance_id) FILTER (WHERE h.runnable_from <= clock_timestamp()),

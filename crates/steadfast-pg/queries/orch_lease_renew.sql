@@ -2,14 +2,20 @@
 -- after the lease began (claim.max_turn_duration; NULL = none). Refused once the deadline
 -- has passed, so a turn that never ends loses its lease and is redelivered, counted.
 -- renewed: whether it was extended; past_deadline: whether the token's lease is past its
--- deadline (the reason for a refusal; looked up only then).
+-- deadline (the reason for a refusal; looked up only then). A redelivery's ready_at moves
+-- as far as the lease's end (functions/stamp_lease.sql); a first attempt's stays, in place.
 WITH renewed AS (
     UPDATE __SCHEMA__.instance_leases AS l
-    SET locked_until = CASE
-            WHEN $3::float8 IS NULL THEN clock_timestamp() + $2::float8 * interval '1 millisecond'
-            ELSE LEAST(clock_timestamp() + $2::float8 * interval '1 millisecond',
-                       l.locked_at + $3::float8 * interval '1 millisecond')
-        END
+    SET (locked_until, ready_at) = (
+            SELECT n.until, CASE WHEN l.attempt_count > 1
+                                 THEN l.ready_at + (n.until - l.locked_until)
+                                 ELSE l.ready_at END
+            FROM (SELECT CASE
+                    WHEN $3::float8 IS NULL
+                        THEN clock_timestamp() + $2::float8 * interval '1 millisecond'
+                    ELSE LEAST(clock_timestamp() + $2::float8 * interval '1 millisecond',
+                               l.locked_at + $3::float8 * interval '1 millisecond')
+                  END AS until) AS n)
     WHERE l.instance_id = __SCHEMA__.token_instance($1) AND l.lock_token = $1
       AND l.locked_until > clock_timestamp()
       AND ($3::float8 IS NULL

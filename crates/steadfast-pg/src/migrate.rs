@@ -105,6 +105,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "version_in_range",
         include_str!("../functions/version_in_range.sql"),
     ),
+    ("current_pin", include_str!("../functions/current_pin.sql")),
     (
         "execution_pin_in_range",
         include_str!("../functions/execution_pin_in_range.sql"),

@@ -317,16 +317,23 @@ impl Harness {
     /// by sequential scans of it, from the server's counters (flushed when a backend
     /// exits: close every provider whose claims should count first).
     pub async fn queue_rows_read(&self) -> i64 {
+        self.rows_read("orchestrator_queue").await
+    }
+
+    /// Index entries and sequentially scanned rows read so far from `table`, as
+    /// [`Self::queue_rows_read`] counts them.
+    pub async fn rows_read(&self, table: &str) -> i64 {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let admin = super::admin_pool().await;
         let n: i64 = sqlx::query_scalar(
             "SELECT (SELECT COALESCE(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
-                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8
+                     WHERE schemaname = $1 AND relname = $2)::int8
                   + (SELECT COALESCE(sum(seq_tup_read), 0) FROM pg_stat_user_tables
-                     WHERE schemaname = $1 AND relname = 'orchestrator_queue')::int8",
+                     WHERE schemaname = $1 AND relname = $2)::int8",
         )
         .persistent(false)
         .bind(&self.schema)
+        .bind(table)
         .fetch_one(&admin)
         .await
         .unwrap();

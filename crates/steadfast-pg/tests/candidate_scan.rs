@@ -1,0 +1,121 @@
+//! Which lease rows the orchestrator claim's candidate scan walks: those whose `ready_at`
+//! has come (instance_leases_ready_idx, up to now). A redelivery's claim moves its
+//! instance's `ready_at` to when the lease, should it run out, becomes claimable again
+//! (functions/stamp_lease.sql), so a herd of instances whose turns keep crashing, each
+//! backing off for longer after every lease that ran out, costs the claims of everyone
+//! else nothing; and an ack that cannot settle `ready_at` lowers it to now, so what the
+//! turn left queued is not held back until that time. Counted with the server's index
+//! counters.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::harness::{Harness, LONG, raised, start};
+use duroxide::providers::Provider;
+
+/// Instances redelivered by the set-up: several times what the measured claims may read.
+const HERD: usize = 150;
+
+/// A backoff far longer than the tests, so a lease that ran out stays backing off.
+fn long_backoff(o: &mut steadfast_pg::ProviderOptions) {
+    o.claim.redelivery_backoff.base = Duration::from_secs(60);
+    o.claim.redelivery_backoff.cap = Duration::from_secs(60);
+}
+
+/// Claim `n` ready instances, give their messages back counted, and claim them all again
+/// (their second attempt) with leases of `lease`; returns the second claims' instances and
+/// tokens.
+async fn redeliver(h: &Harness, n: usize, lease: Duration) -> Vec<(String, String)> {
+    let p = &h.provider;
+    let mut first = Vec::new();
+    for _ in 0..n {
+        let (_, token, _) = p
+            .fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("a ready instance");
+        first.push(token);
+    }
+    for token in first {
+        p.abandon_orchestration_item(&token, None, false)
+            .await
+            .unwrap();
+    }
+    let mut second = Vec::new();
+    for _ in 0..n {
+        let (item, token, attempt) = p
+            .fetch_orchestration_item(lease, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("an instance given back");
+        assert_eq!(attempt, 2, "{}", item.instance);
+        second.push((item.instance, token));
+    }
+    second
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_backing_off_after_a_lost_lease_are_not_walked_by_other_claims() {
+    let h = Harness::new("scan_backoff", long_backoff).await;
+    for i in 0..HERD {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("crashed-{i}")), None)
+            .await
+            .unwrap();
+    }
+    redeliver(&h, HERD, Duration::from_secs(1)).await;
+    // Their holder is gone: the leases run out and back off for a minute. Their messages
+    // are older than any enqueued now, so they would head the scan's index range.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for i in 0..5 {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("ready-{i}")), None)
+            .await
+            .unwrap();
+    }
+    h.provider.close().await;
+    let before = h.rows_read("instance_leases").await;
+    h.assert_five_cheap_claims_of_ready_work(long_backoff).await;
+    let read = h.rows_read("instance_leases").await - before;
+    assert!(
+        read < HERD as i64 / 2,
+        "five claims read {read} lease-table index entries with {HERD} leases backing off"
+    );
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ack_that_cannot_settle_ready_at_leaves_the_rest_claimable_now() {
+    let h = Harness::new("scan_fence", |o| {
+        long_backoff(o);
+        o.claim.max_batch_messages = Some(1);
+    })
+    .await;
+    let p = &h.provider;
+    p.enqueue_for_orchestrator(start("left"), None)
+        .await
+        .unwrap();
+    p.enqueue_for_orchestrator(raised("left", "later"), None)
+        .await
+        .unwrap();
+    // The second attempt takes the start alone (one message a batch) and moves ready_at
+    // past its lease; the event stays queued.
+    let (instance, token) = redeliver(&h, 1, LONG).await.remove(0);
+    assert_eq!(instance, "left");
+    // An enqueue in flight that found ready_at low enough holds the row FOR KEY SHARE,
+    // so the ack's release cannot take the fence.
+    let enqueue = h
+        .hold("SELECT 1 FROM S.instance_leases WHERE instance_id = 'left' FOR KEY SHARE")
+        .await;
+    h.ack_started("left", &token).await;
+    enqueue.rollback().await.unwrap();
+    let (item, _, _) = p
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("the event the turn left queued is claimable at once, not after the backoff");
+    assert_eq!(item.instance, "left");
+    h.drop().await;
+}
