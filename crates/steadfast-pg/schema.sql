@@ -1038,6 +1038,15 @@ CREATE FUNCTION steadfast.lease_pin_in_range(p_instance text, p_known boolean, p
                 ELSE steadfast.execution_pin_in_range(p_instance, p_min, p_max) END
 $$;
 
+CREATE FUNCTION steadfast.moved_ready_at(p_ready_at timestamp with time zone, p_attempt integer, p_old_until timestamp with time zone, p_new_until timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE
+        WHEN COALESCE(p_attempt, 1) <= 1 THEN p_ready_at
+        ELSE p_ready_at + COALESCE(p_new_until - p_old_until, interval '0')
+    END
+$$;
+
 CREATE FUNCTION steadfast.redelivery_at(p_locked_until timestamp with time zone, p_attempt integer, p_jitter real, p_base_ms double precision, p_cap_ms double precision) RETURNS timestamp with time zone
     LANGUAGE sql STABLE
     AS $$
@@ -1131,8 +1140,8 @@ BEGIN
         attempt_count = p_attempt,
         backoff_jitter = p_jitter,
         ready_at = CASE
-            WHEN COALESCE(p_attempt, 1) <= 1 THEN l.ready_at
-            WHEN p_base_ms IS NULL THEN l.ready_at + (v_until - l.locked_until)
+            WHEN p_base_ms IS NULL OR COALESCE(p_attempt, 1) <= 1
+                THEN steadfast.moved_ready_at(l.ready_at, p_attempt, l.locked_until, v_until)
             ELSE steadfast.redelivery_at(v_until, p_attempt, p_jitter, p_base_ms, p_cap_ms)
         END
     WHERE l.instance_id = p_instance

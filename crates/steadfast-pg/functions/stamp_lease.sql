@@ -7,16 +7,16 @@ DROP FUNCTION IF EXISTS __SCHEMA__.stamp_lease(text, text, float8, integer, real
 --
 -- A redelivery (p_attempt above 1: an earlier lease of these messages ran out or was given
 -- up) also moves ready_at to when this lease, should it run out too, becomes claimable
--- again (functions/redelivery_at.sql, with the claim's backoff p_base_ms and p_cap_ms), and a
--- restamp (no backoff given) moves it on as far as the lease's end: so instances whose
--- turns keep crashing or hanging, and back off for longer each time, are no claim
--- candidates meanwhile, and the claim's scan, which walks instance_leases_ready_idx up to
--- now, does not pass over all of them on every call. A first attempt leaves ready_at
--- alone, so that its stamp stays a HOT update (tests/hot_updates.rs): the claims walk live
--- first leases, which the dispatchers' number bounds. Raising ready_at needs no fence
--- (functions/settle_ready_at.sql): until the lease ends nothing can claim the instance, and
--- every way it ends early goes through release_lease, which settles ready_at or lowers it
--- to now.
+-- again (functions/redelivery_at.sql, with the claim's backoff p_base_ms and p_cap_ms), and
+-- a restamp (no backoff given) moves it on with the lease's end
+-- (functions/moved_ready_at.sql): so instances whose turns keep crashing or hanging, and
+-- back off for longer each time, are no claim candidates meanwhile, and the claim's scan,
+-- which walks instance_leases_ready_idx up to now, does not pass over all of them on every
+-- call. A first attempt leaves ready_at alone, so that its stamp stays a HOT update
+-- (tests/hot_updates.rs): the claims walk live first leases, which the dispatchers' number
+-- bounds. Raising ready_at needs no fence (functions/settle_ready_at.sql): until the lease
+-- ends nothing can claim the instance, and every way it ends early goes through
+-- release_lease, which settles ready_at or lowers it to now.
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real,
     p_base_ms float8, p_cap_ms float8
@@ -33,8 +33,8 @@ BEGIN
         attempt_count = p_attempt,
         backoff_jitter = p_jitter,
         ready_at = CASE
-            WHEN COALESCE(p_attempt, 1) <= 1 THEN l.ready_at
-            WHEN p_base_ms IS NULL THEN l.ready_at + (v_until - l.locked_until)
+            WHEN p_base_ms IS NULL OR COALESCE(p_attempt, 1) <= 1
+                THEN __SCHEMA__.moved_ready_at(l.ready_at, p_attempt, l.locked_until, v_until)
             ELSE __SCHEMA__.redelivery_at(v_until, p_attempt, p_jitter, p_base_ms, p_cap_ms)
         END
     WHERE l.instance_id = p_instance

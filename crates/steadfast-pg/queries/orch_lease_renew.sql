@@ -2,14 +2,13 @@
 -- after the lease began (claim.max_turn_duration; NULL = none). Refused once the deadline
 -- has passed, so a turn that never ends loses its lease and is redelivered, counted.
 -- renewed: whether it was extended; past_deadline: whether the token's lease is past its
--- deadline (the reason for a refusal; looked up only then). A redelivery's ready_at moves
--- as far as the lease's end (functions/stamp_lease.sql); a first attempt's stays, in place.
+-- deadline (the reason for a refusal; looked up only then). ready_at moves with the lease's
+-- end where it must (functions/moved_ready_at.sql).
 WITH renewed AS (
     UPDATE __SCHEMA__.instance_leases AS l
     SET (locked_until, ready_at) = (
-            SELECT n.until, CASE WHEN l.attempt_count > 1
-                                 THEN l.ready_at + (n.until - l.locked_until)
-                                 ELSE l.ready_at END
+            SELECT n.until,
+                   __SCHEMA__.moved_ready_at(l.ready_at, l.attempt_count, l.locked_until, n.until)
             FROM (SELECT CASE
                     WHEN $3::float8 IS NULL
                         THEN clock_timestamp() + $2::float8 * interval '1 millisecond'

@@ -122,6 +122,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         "token_work_item",
         include_str!("../functions/token_work_item.sql"),
     ),
+    (
+        "moved_ready_at",
+        include_str!("../functions/moved_ready_at.sql"),
+    ),
     ("stamp_lease", include_str!("../functions/stamp_lease.sql")),
     (
         "starts_instance",

@@ -1,11 +1,13 @@
 //! Which lease rows the orchestrator claim's candidate scan walks: those whose `ready_at`
 //! has come (instance_leases_ready_idx, up to now). A redelivery's claim moves its
 //! instance's `ready_at` to when the lease, should it run out, becomes claimable again
-//! (functions/stamp_lease.sql), so a herd of instances whose turns keep crashing, each
-//! backing off for longer after every lease that ran out, costs the claims of everyone
-//! else nothing; and an ack that cannot settle `ready_at` lowers it to now, so what the
-//! turn left queued is not held back until that time. Counted with the server's index
-//! counters.
+//! (functions/stamp_lease.sql), and its renewals move it on with the lease's end, so a herd
+//! of instances whose turns keep crashing, each backing off for longer after every lease
+//! that ran out, costs the claims of everyone else nothing; and an ack that cannot settle
+//! `ready_at` lowers it to now, so what the turn left queued is not held back until then. Counted with the server's index
+//! counters, after a vacuum: every update that moved a row's `ready_at` left an index entry
+//! behind at the old value, which autovacuum takes in production (and this machine's
+//! PostgreSQL runs without).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -56,19 +58,25 @@ async fn redeliver(h: &Harness, n: usize, lease: Duration) -> Vec<(String, Strin
     second
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn instances_backing_off_after_a_lost_lease_are_not_walked_by_other_claims() {
-    let h = Harness::new("scan_backoff", long_backoff).await;
+/// Enqueue a start for each of `HERD` instances named `<prefix>-<i>`, then [`redeliver`]
+/// them all.
+async fn redelivered_herd(h: &Harness, prefix: &str, lease: Duration) -> Vec<(String, String)> {
     for i in 0..HERD {
         h.provider
-            .enqueue_for_orchestrator(start(&format!("crashed-{i}")), None)
+            .enqueue_for_orchestrator(start(&format!("{prefix}-{i}")), None)
             .await
             .unwrap();
     }
-    redeliver(&h, HERD, Duration::from_secs(1)).await;
-    // Their holder is gone: the leases run out and back off for a minute. Their messages
-    // are older than any enqueued now, so they would head the scan's index range.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    redeliver(h, HERD, lease).await
+}
+
+/// Enqueue five `ready-*` starts, then five claims of them (on a fresh provider with `tune`
+/// applied, `h`'s closed) must read fewer lease-table index entries than half the herd.
+async fn assert_claims_pass_over_the_herd(
+    h: &Harness,
+    tune: fn(&mut steadfast_pg::ProviderOptions),
+    herd: &str,
+) {
     for i in 0..5 {
         h.provider
             .enqueue_for_orchestrator(start(&format!("ready-{i}")), None)
@@ -76,13 +84,49 @@ async fn instances_backing_off_after_a_lost_lease_are_not_walked_by_other_claims
             .unwrap();
     }
     h.provider.close().await;
+    h.vacuum("instance_leases").await;
     let before = h.rows_read("instance_leases").await;
-    h.assert_five_cheap_claims_of_ready_work(long_backoff).await;
+    h.assert_five_cheap_claims_of_ready_work(tune).await;
     let read = h.rows_read("instance_leases").await - before;
     assert!(
         read < HERD as i64 / 2,
-        "five claims read {read} lease-table index entries with {HERD} leases backing off"
+        "five claims read {read} lease-table index entries with {HERD} {herd}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_backing_off_after_a_lost_lease_are_not_walked_by_other_claims() {
+    let h = Harness::new("scan_backoff", long_backoff).await;
+    redelivered_herd(&h, "crashed", Duration::from_secs(1)).await;
+    // Their holder is gone: the leases run out and back off for a minute. Their messages
+    // are older than any enqueued now, so they would head the scan's index range.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_claims_pass_over_the_herd(&h, long_backoff, "leases backing off").await;
+    h.drop().await;
+}
+
+/// A backoff shorter than the test's wait, so that the ready_at a redelivery's claim set
+/// passes while its renewed lease still lives.
+fn short_backoff(o: &mut steadfast_pg::ProviderOptions) {
+    o.claim.redelivery_backoff.base = Duration::from_secs(1);
+    o.claim.redelivery_backoff.cap = Duration::from_secs(1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redeliveries_whose_leases_are_renewed_are_not_walked_by_other_claims() {
+    let h = Harness::new("scan_renewed", short_backoff).await;
+    let claimed = redelivered_herd(&h, "renewed", Duration::from_secs(4)).await;
+    // Each claim set ready_at at most 6 s on (the 4 s lease, then a backoff of 1 s with
+    // jitter up to 100 %); the renewals move it on with the lease, 2 minutes.
+    let last_claim = tokio::time::Instant::now();
+    for (_, token) in claimed {
+        h.provider
+            .renew_orchestration_item_lock(&token, Duration::from_secs(120))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep_until(last_claim + Duration::from_millis(6200)).await;
+    assert_claims_pass_over_the_herd(&h, short_backoff, "renewed redeliveries").await;
     h.drop().await;
 }
 

@@ -272,6 +272,17 @@ impl Harness {
         admin.close().await;
     }
 
+    /// VACUUM one of this schema's tables (outside a transaction, as VACUUM must run).
+    pub async fn vacuum(&self, table: &str) {
+        let admin = super::admin_pool().await;
+        sqlx::query(&self.sql(&format!("VACUUM S.{table}")))
+            .persistent(false)
+            .execute(&admin)
+            .await
+            .unwrap();
+        admin.close().await;
+    }
+
     /// Run one statement on an admin connection (`S.` is this schema) in a transaction
     /// that is left open: whatever it locks stays locked until the transaction ends.
     pub async fn hold(&self, sql: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
