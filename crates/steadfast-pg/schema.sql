@@ -207,16 +207,19 @@ BEGIN
                 -- Waiting messages make no work when they become visible; nor is a
                 -- redelivery's lease ending (its ready_at, functions/stamp_lease.sql) a
                 -- time to wake for: leases that run out are the periodic re-check's.
+                -- Past v_now, not clock_timestamp() (volatile: a filter, not an index
+                -- condition, over every row the scan above passed over); what became
+                -- ready since comes out negative, and the fetch claims again at once.
                 SELECT (EXTRACT(EPOCH FROM (min(n.at) - clock_timestamp())) * 1000)::float8
                 INTO next_visible_ms
                 FROM (
                     SELECT min(l.ready_at) AS at
                     FROM steadfast.instance_leases AS l
-                    WHERE l.ready_at > clock_timestamp() AND l.lock_token IS NULL
+                    WHERE l.ready_at > v_now AND l.lock_token IS NULL
                     UNION ALL
                     SELECT min(h.visible_at)
                     FROM steadfast.ready_hints AS h
-                    WHERE h.visible_at > clock_timestamp()
+                    WHERE h.visible_at > v_now
                 ) AS n;
             END IF;
             RETURN;

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use common::harness::{Harness, LONG, raised, start};
 use duroxide::providers::Provider;
+use steadfast_pg::PollingMode;
 
 /// Instances redelivered by the set-up: several times what the measured claims may read.
 const HERD: usize = 150;
@@ -127,6 +128,42 @@ async fn redeliveries_whose_leases_are_renewed_are_not_walked_by_other_claims() 
     }
     tokio::time::sleep_until(last_claim + Duration::from_millis(6200)).await;
     assert_claims_pass_over_the_herd(&h, short_backoff, "renewed redeliveries").await;
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_claim_passes_over_live_leases_once() {
+    let h = Harness::new("scan_empty", |_| {}).await;
+    for i in 0..HERD {
+        h.provider
+            .enqueue_for_orchestrator(start(&format!("live-{i}")), None)
+            .await
+            .unwrap();
+    }
+    for _ in 0..HERD {
+        h.provider
+            .fetch_orchestration_item(LONG, Duration::ZERO, None)
+            .await
+            .unwrap()
+            .expect("a ready instance");
+    }
+    h.provider.close().await;
+    h.vacuum("instance_leases").await;
+    let before = h.rows_read("instance_leases").await;
+    // The candidate scan passes over every live lease (their messages are ready); the
+    // read of when the next delayed work becomes visible must not walk them again.
+    let claimer = common::provider_with(common::options(&h.schema, PollingMode::Listen)).await;
+    let nothing = claimer
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap();
+    assert!(nothing.is_none(), "every instance is leased");
+    claimer.close().await;
+    let read = h.rows_read("instance_leases").await - before;
+    assert!(
+        read < HERD as i64 * 3 / 2,
+        "an empty claim read {read} lease-table index entries with {HERD} live leases"
+    );
     h.drop().await;
 }
 
