@@ -3,11 +3,12 @@
 //! instance's `ready_at` to when the lease, should it run out, becomes claimable again
 //! (functions/stamp_lease.sql), and its renewals move it on with the lease's end, so a herd
 //! of instances whose turns keep crashing, each backing off for longer after every lease
-//! that ran out, costs the claims of everyone else nothing; and an ack that cannot settle
-//! `ready_at` lowers it to now, so what the turn left queued is not held back until then. Counted with the server's index
-//! counters, after a vacuum: every update that moved a row's `ready_at` left an index entry
-//! behind at the old value, which autovacuum takes in production (and this machine's
-//! PostgreSQL runs without).
+//! that ran out, costs the claims of everyone else nothing; an ack that cannot settle
+//! `ready_at` lowers it to now, so what the turn left queued is not held back until then;
+//! and an empty claim's read of when the next delayed work becomes visible starts past what
+//! its scan passed over. Counted with the server's index counters, after a vacuum: every
+//! update that moved a row's `ready_at` left an index entry behind at the old value, which
+//! autovacuum takes in production (and this machine's PostgreSQL runs without).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
