@@ -580,7 +580,18 @@ DECLARE
     v_created text[];
     v_ready_instances text[];
     v_ready_at timestamptz[];
+    v_fenced text[];
 BEGIN
+    SELECT array_agg(d.instance_id)
+               FILTER (WHERE CASE WHEN d.targets <= 64
+                                  THEN steadfast.try_lock_ready_at(d.instance_id, false)
+                                  ELSE false END)
+    INTO v_fenced
+    FROM (
+        SELECT u.instance_id, count(*) OVER () AS targets
+        FROM (SELECT DISTINCT t.instance_id FROM unnest(p_instances) AS t(instance_id)) AS u
+    ) AS d;
+
     SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
                               clock_timestamp()
                                   + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
@@ -675,9 +686,8 @@ BEGIN
             SELECT l.instance_id
             FROM steadfast.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.instance_id = ANY (v_ready_instances) AND l.ready_at <= w.ready_at
-            ORDER BY l.instance_id
-            FOR KEY SHARE OF l SKIP LOCKED
+            WHERE l.instance_id = ANY (v_ready_instances) AND l.instance_id = ANY (v_fenced)
+              AND l.ready_at <= w.ready_at
         )
         INSERT INTO steadfast.ready_hints (instance_id, visible_at)
         SELECT w.instance_id, w.ready_at
@@ -952,6 +962,9 @@ CREATE FUNCTION steadfast.fence_ready_at(p_instance text) RETURNS boolean
     SET jit TO 'off'
     AS $$
 BEGIN
+    IF NOT steadfast.try_lock_ready_at(p_instance, true) THEN
+        RETURN false;
+    END IF;
     PERFORM 1
     FROM steadfast.instance_leases AS l
     WHERE l.instance_id = p_instance
@@ -1329,6 +1342,22 @@ BEGIN
     RETURN p_text::jsonb;
 EXCEPTION WHEN others THEN
     RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION steadfast.try_lock_ready_at(p_instance text, p_exclusive boolean) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    IF p_exclusive THEN
+        RETURN pg_try_advisory_xact_lock(hashtext('steadfast.ready_at'), hashtext(p_instance));
+    END IF;
+    RETURN pg_try_advisory_xact_lock_shared(hashtext('steadfast.ready_at'),
+                                            hashtext(p_instance));
 END;
 $$;
 

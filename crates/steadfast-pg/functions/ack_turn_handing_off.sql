@@ -6,9 +6,10 @@
 -- `handed`: with 'ok', the lock tokens of the worker items in item order, NULL for those
 -- not handed out (functions/enqueue_work_items.sql, whose last three parameters are this
 -- one's last three). The parameters between are write_turn's after its instance. The
--- lease row is taken FOR NO KEY UPDATE, which excludes every other lease holder but not
--- an enqueue's KEY SHARE lock (functions/enqueue_orchestrator.sql), so an ack never waits
--- for enqueues into its own instance.
+-- lease row is taken FOR NO KEY UPDATE, which excludes every other lease holder; an
+-- enqueue into the instance holds the row only while it lowers ready_at
+-- (functions/enqueue_orchestrator.sql), so an ack waits at most for such a write to
+-- commit.
 CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn_handing_off(
     p_token text, p_execution bigint,
     p_name text, p_version text, p_parent text, p_pin integer[],

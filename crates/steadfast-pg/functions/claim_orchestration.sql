@@ -25,9 +25,10 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 -- are still in flight. A try that finds nothing to hand out settles the instance's
 -- ready_at (functions/settle_ready_at.sql), so an early one costs one try, once.
 --
--- Each try takes the lease row with FOR NO KEY UPDATE SKIP LOCKED (which an enqueue's
--- KEY SHARE lock does not block): a row held by another
--- transaction is skipped, never waited for. At most p_max_tries counted tries and p_max_ms
+-- Each try takes the lease row with FOR NO KEY UPDATE SKIP LOCKED (an enqueue that finds
+-- ready_at low enough holds no row lock, only the ready_at fence,
+-- functions/try_lock_ready_at.sql): a row held by another transaction is skipped, never
+-- waited for. At most p_max_tries counted tries and p_max_ms
 -- (the clock re-read per try); the first try always happens. A try that finds nothing to
 -- hand out (an early ready_at; a runnable instance whose start left nothing, parked) is
 -- not counted, and the instance is passed over by this call's later re-reads: settling

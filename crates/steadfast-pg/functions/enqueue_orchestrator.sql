@@ -15,10 +15,14 @@
 --
 -- A ready message makes its instance a claim candidate (the baseline migration) through
 -- instance_leases.ready_at, never waiting for a lock: a new lease row is created with it;
--- an existing one is lowered (FOR NO KEY UPDATE SKIP LOCKED), or found low enough and
--- held FOR KEY SHARE SKIP LOCKED until this commits, so that settle_ready_at cannot raise
--- it past this message meanwhile. A row that is locked against that (or gone, deleted
--- concurrently) gets a ready_hints row instead, which the claim scans too.
+-- an existing one is lowered (FOR NO KEY UPDATE SKIP LOCKED), or found low enough while
+-- this holds the instance's fence shared (functions/try_lock_ready_at.sql, taken first,
+-- before anything here reads a lease row, and held until this commits), so that
+-- settle_ready_at cannot raise it past this message meanwhile. A row that is locked
+-- against lowering and whose fence this does not hold (or a row gone, deleted
+-- concurrently) gets a ready_hints row instead, which the claim scans too. The fence is
+-- taken only by a call to at most 64 instances (each is an entry in the server's shared
+-- lock table until the commit); a larger fan-out leaves hints instead.
 --
 -- Its statements are planned once per connection (force_generic_plan, as every function
 -- here): PostgreSQL 15 would otherwise plan each of them again on every call, since a
@@ -41,7 +45,18 @@ DECLARE
     v_created text[];
     v_ready_instances text[];
     v_ready_at timestamptz[];
+    v_fenced text[];
 BEGIN
+    SELECT array_agg(d.instance_id)
+               FILTER (WHERE CASE WHEN d.targets <= 64
+                                  THEN __SCHEMA__.try_lock_ready_at(d.instance_id, false)
+                                  ELSE false END)
+    INTO v_fenced
+    FROM (
+        SELECT u.instance_id, count(*) OVER () AS targets
+        FROM (SELECT DISTINCT t.instance_id FROM unnest(p_instances) AS t(instance_id)) AS u
+    ) AS d;
+
     SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
                               clock_timestamp()
                                   + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
@@ -136,9 +151,8 @@ BEGIN
             SELECT l.instance_id
             FROM __SCHEMA__.instance_leases AS l
             JOIN wanted AS w ON w.instance_id = l.instance_id
-            WHERE l.instance_id = ANY (v_ready_instances) AND l.ready_at <= w.ready_at
-            ORDER BY l.instance_id
-            FOR KEY SHARE OF l SKIP LOCKED
+            WHERE l.instance_id = ANY (v_ready_instances) AND l.instance_id = ANY (v_fenced)
+              AND l.ready_at <= w.ready_at
         )
         INSERT INTO __SCHEMA__.ready_hints (instance_id, visible_at)
         SELECT w.instance_id, w.ready_at

@@ -3,7 +3,7 @@
 -- their attempt back, as if the claim had never happened, so the instance is neither
 -- held for a lease nobody renews nor one attempt closer to poison. Only while the token
 -- is still the lease's; a row held by another lease holder is skipped (the lease then
--- runs out as usual); an enqueue's KEY SHARE lock (functions/enqueue_orchestrator.sql) does not stop it.
+-- runs out as usual).
 -- Returns whether the claim was given back.
 CREATE OR REPLACE FUNCTION __SCHEMA__.give_back_claim(p_token text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp

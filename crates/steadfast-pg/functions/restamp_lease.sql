@@ -1,10 +1,9 @@
 -- Start a claimed lease again from now, for a claim whose reply took long to reach and
 -- decode in the client. Only while the token is still the lease's. Never waits: the row
--- is taken FOR NO KEY UPDATE SKIP LOCKED (an enqueue's KEY SHARE lock, functions/enqueue_orchestrator.sql,
--- does not stop it). When another transaction holds the row for a moment (an enqueue
--- lowering ready_at, another claim's try, the ready_at fence), the lease is kept as the
--- claim stamped it: the milliseconds it has left are returned, so the claim is still
--- handed out rather than left leased to nobody with its attempt counted.
+-- is taken FOR NO KEY UPDATE SKIP LOCKED. When another transaction holds the row for a
+-- moment (an enqueue lowering ready_at, another claim's try, the ready_at fence), the
+-- lease is kept as the claim stamped it: the milliseconds it has left are returned, so the
+-- claim is still handed out rather than left leased to nobody with its attempt counted.
 -- NULL when the token no longer holds a live lease.
 CREATE OR REPLACE FUNCTION __SCHEMA__.restamp_lease(p_token text, p_lock_ms float8)
 RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp

@@ -1,20 +1,24 @@
 -- instance_leases.ready_at (the baseline migration) may be early (that costs a claim one empty
--- try) but never late. Every enqueue either lowers it or finds it low enough, and then
--- holds a lock on the lease row (NO KEY UPDATE or KEY SHARE) until it commits, or it
--- leaves a hint (functions/enqueue_orchestrator.sql). So it may be raised only here (and by
--- a redelivery's claim, past that lease: functions/stamp_lease.sql says why that is safe):
+-- try) but never late. Every enqueue either lowers it, holding the row until it commits,
+-- or finds it low enough while it holds the instance's fence shared
+-- (functions/try_lock_ready_at.sql), or it leaves a hint (functions/enqueue_orchestrator.sql).
+-- So it may be raised only here (and by a redelivery's claim, past that lease:
+-- functions/stamp_lease.sql says why that is safe):
 --
--- fence_ready_at takes the row FOR UPDATE SKIP LOCKED, which conflicts with both locks:
--- while an enqueue that a raise could miss is in flight it finds nothing, and returns
--- false. Once it holds the row, every later enqueue finds it locked and leaves a hint
--- instead. It then drops the instance's hints, in a statement of its own: a hint
--- committed after that survives, and its message, committed with it, is seen by the
--- statement that raises ready_at next (first_ready_at, read in a later statement).
--- Called with the lease row held (a claim, an ack, a release).
+-- fence_ready_at takes the fence exclusive and the row FOR UPDATE SKIP LOCKED, both
+-- without waiting: while an enqueue that a raise could miss is in flight, one of them
+-- fails, and it returns false. Once it holds both, every later enqueue finds the fence
+-- taken and leaves a hint instead. It then drops the instance's hints, in a statement of
+-- its own: a hint committed after that survives, and its message, committed with it, is
+-- seen by the statement that raises ready_at next (first_ready_at, read in a later
+-- statement). Called with the lease row held (a claim, an ack, a release).
 CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
+    IF NOT __SCHEMA__.try_lock_ready_at(p_instance, true) THEN
+        RETURN false;
+    END IF;
     PERFORM 1
     FROM __SCHEMA__.instance_leases AS l
     WHERE l.instance_id = p_instance

@@ -140,6 +140,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/instance_runnable_from.sql"),
     ),
     (
+        "try_lock_ready_at",
+        include_str!("../functions/try_lock_ready_at.sql"),
+    ),
+    (
         "settle_ready_at",
         include_str!("../functions/settle_ready_at.sql"),
     ),

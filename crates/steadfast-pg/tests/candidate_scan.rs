@@ -186,11 +186,9 @@ async fn an_ack_that_cannot_settle_ready_at_leaves_the_rest_claimable_now() {
     // past its lease; the event stays queued.
     let (instance, token) = redeliver(&h, 1, LONG).await.remove(0);
     assert_eq!(instance, "left");
-    // An enqueue in flight that found ready_at low enough holds the row FOR KEY SHARE,
-    // so the ack's release cannot take the fence.
-    let enqueue = h
-        .hold("SELECT 1 FROM S.instance_leases WHERE instance_id = 'left' FOR KEY SHARE")
-        .await;
+    // An enqueue in flight that found ready_at low enough holds the instance's fence
+    // shared, so the ack's release cannot take it.
+    let enqueue = h.hold("SELECT S.try_lock_ready_at('left', false)").await;
     h.ack_started("left", &token).await;
     enqueue.rollback().await.unwrap();
     let (item, _, _) = p
