@@ -583,7 +583,7 @@ DECLARE
     v_fenced text[];
 BEGIN
     SELECT array_agg(d.instance_id)
-               FILTER (WHERE CASE WHEN d.targets <= 64
+               FILTER (WHERE CASE WHEN d.targets <= 16
                                   THEN steadfast.try_lock_ready_at(d.instance_id, false)
                                   ELSE false END)
     INTO v_fenced

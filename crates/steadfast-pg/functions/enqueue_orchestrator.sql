@@ -21,7 +21,7 @@
 -- settle_ready_at cannot raise it past this message meanwhile. A row that is locked
 -- against lowering and whose fence this does not hold (or a row gone, deleted
 -- concurrently) gets a ready_hints row instead, which the claim scans too. The fence is
--- taken only by a call to at most 64 instances (each is an entry in the server's shared
+-- taken only by a call to at most 16 instances (each is an entry in the server's shared
 -- lock table until the commit); a larger fan-out leaves hints instead.
 --
 -- Its statements are planned once per connection (force_generic_plan, as every function
@@ -48,7 +48,7 @@ DECLARE
     v_fenced text[];
 BEGIN
     SELECT array_agg(d.instance_id)
-               FILTER (WHERE CASE WHEN d.targets <= 64
+               FILTER (WHERE CASE WHEN d.targets <= 16
                                   THEN __SCHEMA__.try_lock_ready_at(d.instance_id, false)
                                   ELSE false END)
     INTO v_fenced

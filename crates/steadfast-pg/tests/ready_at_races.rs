@@ -129,3 +129,47 @@ async fn an_enqueue_in_flight_keeps_a_settle_from_raising_ready_at_past_it() {
     );
     h.drop().await;
 }
+
+/// An enqueue fences at most 16 instances (each fence is an entry in the server's shared
+/// lock table until the commit); to more, it leaves a hint for each message it did not
+/// lower, which no settle can take back before it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enqueue_to_more_instances_than_it_fences_leaves_hints() {
+    const TARGETS: usize = 17;
+    let h = Harness::new("ready_fanout", |_| {}).await;
+    let instances: Vec<String> = (0..TARGETS).map(|i| format!("wide-{i:02}")).collect();
+    for instance in &instances {
+        h.create_instance(instance).await;
+    }
+    h.exec(
+        "UPDATE S.instance_leases SET ready_at = now() - interval '1 minute'
+         WHERE instance_id LIKE 'wide-%'",
+        None,
+    )
+    .await;
+    let items: Vec<String> = instances
+        .iter()
+        .map(|i| format!("$t${}$t$", serde_json::to_string(&raised(i, "e")).unwrap()))
+        .collect();
+    let names: Vec<String> = instances.iter().map(|i| format!("'{i}'")).collect();
+    h.exec(
+        &format!(
+            "SELECT S.enqueue_orchestrator(ARRAY[{}], ARRAY[{}],
+                 array_fill(NULL::float8, ARRAY[{TARGETS}]),
+                 array_fill(NULL::float8, ARRAY[{TARGETS}]))",
+            names.join(", "),
+            items.join(", ")
+        ),
+        None,
+    )
+    .await;
+    let hints = h
+        .sql_f64(
+            "SELECT count(DISTINCT instance_id)::float8 FROM S.ready_hints
+             WHERE instance_id LIKE $1",
+            "wide-%",
+        )
+        .await;
+    assert_eq!(hints, TARGETS as f64);
+    h.drop().await;
+}
