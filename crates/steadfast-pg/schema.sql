@@ -582,24 +582,20 @@ DECLARE
     v_ready_at timestamptz[];
     v_fenced text[];
 BEGIN
-    SELECT array_agg(d.instance_id)
-               FILTER (WHERE CASE WHEN d.targets <= 16
-                                  THEN steadfast.try_lock_ready_at(d.instance_id, false)
-                                  ELSE false END)
-    INTO v_fenced
-    FROM (
-        SELECT u.instance_id, count(*) OVER () AS targets
-        FROM (SELECT DISTINCT t.instance_id FROM unnest(p_instances) AS t(instance_id)) AS u
-    ) AS d;
-
+    -- First, before anything here reads a lease row: the target instances' fences.
     SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
                               clock_timestamp()
                                   + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
                      ORDER BY t.ord),
-           array_agg(steadfast.starts_instance(t.work_item) ORDER BY t.ord)
-    INTO v_visible, v_starts
-    FROM unnest(p_items, p_delays, p_visible) WITH ORDINALITY
-         AS t(work_item, delay_ms, visible_at_ms, ord);
+           array_agg(steadfast.starts_instance(t.work_item) ORDER BY t.ord),
+           array_agg(t.instance_id)
+               FILTER (WHERE CASE WHEN cardinality(p_instances) <= 16
+                                  THEN pg_try_advisory_xact_lock_shared(
+                                           steadfast.ready_at_fence_key(t.instance_id))
+                                  ELSE false END)
+    INTO v_visible, v_starts, v_fenced
+    FROM unnest(p_instances, p_items, p_delays, p_visible) WITH ORDINALITY
+         AS t(instance_id, work_item, delay_ms, visible_at_ms, ord);
 
     -- A new row's messages are ready from its first start on (as the insert below decides).
     -- An instance with no instance row has no execution, so its pin is known: none. (A
@@ -962,7 +958,7 @@ CREATE FUNCTION steadfast.fence_ready_at(p_instance text) RETURNS boolean
     SET jit TO 'off'
     AS $$
 BEGIN
-    IF NOT steadfast.try_lock_ready_at(p_instance, true) THEN
+    IF NOT pg_try_advisory_xact_lock(steadfast.ready_at_fence_key(p_instance)) THEN
         RETURN false;
     END IF;
     PERFORM 1
@@ -1061,6 +1057,13 @@ CREATE FUNCTION steadfast.moved_ready_at(p_ready_at timestamp with time zone, p_
         WHEN COALESCE(p_attempt, 1) <= 1 THEN p_ready_at
         ELSE p_ready_at + COALESCE(p_new_until - p_old_until, interval '0')
     END
+$$;
+
+CREATE FUNCTION steadfast.ready_at_fence_key(p_instance text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT (pg_catalog.hashtext('steadfast.ready_at')::int8 << 32)
+         | (pg_catalog.hashtext(p_instance)::int8 & 4294967295)
 $$;
 
 CREATE FUNCTION steadfast.redelivery_at(p_locked_until timestamp with time zone, p_attempt integer, p_jitter real, p_base_ms double precision, p_cap_ms double precision) RETURNS timestamp with time zone
@@ -1342,22 +1345,6 @@ BEGIN
     RETURN p_text::jsonb;
 EXCEPTION WHEN others THEN
     RETURN NULL;
-END;
-$$;
-
-CREATE FUNCTION steadfast.try_lock_ready_at(p_instance text, p_exclusive boolean) RETURNS boolean
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
-    SET jit TO 'off'
-    AS $$
-BEGIN
-    IF p_exclusive THEN
-        RETURN pg_try_advisory_xact_lock(hashtext('steadfast.ready_at'), hashtext(p_instance));
-    END IF;
-    RETURN pg_try_advisory_xact_lock_shared(hashtext('steadfast.ready_at'),
-                                            hashtext(p_instance));
 END;
 $$;
 

@@ -27,7 +27,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.claim_orchestration(
 --
 -- Each try takes the lease row with FOR NO KEY UPDATE SKIP LOCKED (an enqueue that finds
 -- ready_at low enough holds no row lock, only the ready_at fence,
--- functions/try_lock_ready_at.sql): a row held by another transaction is skipped, never
+-- functions/ready_at_fence_key.sql): a row held by another transaction is skipped, never
 -- waited for. At most p_max_tries counted tries and p_max_ms
 -- (the clock re-read per try); the first try always happens. A try that finds nothing to
 -- hand out (an early ready_at; a runnable instance whose start left nothing, parked) is

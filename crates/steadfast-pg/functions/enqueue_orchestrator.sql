@@ -16,13 +16,13 @@
 -- A ready message makes its instance a claim candidate (the baseline migration) through
 -- instance_leases.ready_at, never waiting for a lock: a new lease row is created with it;
 -- an existing one is lowered (FOR NO KEY UPDATE SKIP LOCKED), or found low enough while
--- this holds the instance's fence shared (functions/try_lock_ready_at.sql, taken first,
+-- this holds the instance's fence shared (functions/ready_at_fence_key.sql, taken first,
 -- before anything here reads a lease row, and held until this commits), so that
 -- settle_ready_at cannot raise it past this message meanwhile. A row that is locked
 -- against lowering and whose fence this does not hold (or a row gone, deleted
 -- concurrently) gets a ready_hints row instead, which the claim scans too. The fence is
--- taken only by a call to at most 16 instances (each is an entry in the server's shared
--- lock table until the commit); a larger fan-out leaves hints instead.
+-- taken only by a call with at most 16 messages (each fence is an entry in the server's
+-- shared lock table until the commit); a larger one leaves hints instead.
 --
 -- Its statements are planned once per connection (force_generic_plan, as every function
 -- here): PostgreSQL 15 would otherwise plan each of them again on every call, since a
@@ -47,24 +47,20 @@ DECLARE
     v_ready_at timestamptz[];
     v_fenced text[];
 BEGIN
-    SELECT array_agg(d.instance_id)
-               FILTER (WHERE CASE WHEN d.targets <= 16
-                                  THEN __SCHEMA__.try_lock_ready_at(d.instance_id, false)
-                                  ELSE false END)
-    INTO v_fenced
-    FROM (
-        SELECT u.instance_id, count(*) OVER () AS targets
-        FROM (SELECT DISTINCT t.instance_id FROM unnest(p_instances) AS t(instance_id)) AS u
-    ) AS d;
-
+    -- First, before anything here reads a lease row: the target instances' fences.
     SELECT array_agg(COALESCE(to_timestamp(t.visible_at_ms / 1000.0),
                               clock_timestamp()
                                   + COALESCE(t.delay_ms, 0) * interval '1 millisecond')
                      ORDER BY t.ord),
-           array_agg(__SCHEMA__.starts_instance(t.work_item) ORDER BY t.ord)
-    INTO v_visible, v_starts
-    FROM unnest(p_items, p_delays, p_visible) WITH ORDINALITY
-         AS t(work_item, delay_ms, visible_at_ms, ord);
+           array_agg(__SCHEMA__.starts_instance(t.work_item) ORDER BY t.ord),
+           array_agg(t.instance_id)
+               FILTER (WHERE CASE WHEN cardinality(p_instances) <= 16
+                                  THEN pg_try_advisory_xact_lock_shared(
+                                           __SCHEMA__.ready_at_fence_key(t.instance_id))
+                                  ELSE false END)
+    INTO v_visible, v_starts, v_fenced
+    FROM unnest(p_instances, p_items, p_delays, p_visible) WITH ORDINALITY
+         AS t(instance_id, work_item, delay_ms, visible_at_ms, ord);
 
     -- A new row's messages are ready from its first start on (as the insert below decides).
     -- An instance with no instance row has no execution, so its pin is known: none. (A

@@ -1,7 +1,7 @@
 -- instance_leases.ready_at (the baseline migration) may be early (that costs a claim one empty
 -- try) but never late. Every enqueue either lowers it, holding the row until it commits,
 -- or finds it low enough while it holds the instance's fence shared
--- (functions/try_lock_ready_at.sql), or it leaves a hint (functions/enqueue_orchestrator.sql).
+-- (functions/ready_at_fence_key.sql), or it leaves a hint (functions/enqueue_orchestrator.sql).
 -- So it may be raised only here (and by a redelivery's claim, past that lease:
 -- functions/stamp_lease.sql says why that is safe):
 --
@@ -16,7 +16,7 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.fence_ready_at(p_instance text)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 BEGIN
-    IF NOT __SCHEMA__.try_lock_ready_at(p_instance, true) THEN
+    IF NOT pg_try_advisory_xact_lock(__SCHEMA__.ready_at_fence_key(p_instance)) THEN
         RETURN false;
     END IF;
     PERFORM 1

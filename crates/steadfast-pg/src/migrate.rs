@@ -140,8 +140,8 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/instance_runnable_from.sql"),
     ),
     (
-        "try_lock_ready_at",
-        include_str!("../functions/try_lock_ready_at.sql"),
+        "ready_at_fence_key",
+        include_str!("../functions/ready_at_fence_key.sql"),
     ),
     (
         "settle_ready_at",

@@ -188,7 +188,9 @@ async fn an_ack_that_cannot_settle_ready_at_leaves_the_rest_claimable_now() {
     assert_eq!(instance, "left");
     // An enqueue in flight that found ready_at low enough holds the instance's fence
     // shared, so the ack's release cannot take it.
-    let enqueue = h.hold("SELECT S.try_lock_ready_at('left', false)").await;
+    let enqueue = h
+        .hold("SELECT pg_advisory_xact_lock_shared(S.ready_at_fence_key('left'))")
+        .await;
     h.ack_started("left", &token).await;
     enqueue.rollback().await.unwrap();
     let (item, _, _) = p

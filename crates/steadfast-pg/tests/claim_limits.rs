@@ -431,7 +431,7 @@ async fn enqueues_racing_claims_and_acks_lose_no_instance() {
 /// ready_at may be early (invariant 14), and a try that finds nothing cannot settle it while
 /// an enqueue holds its fence: 100 started instances with nothing to run, whose early
 /// ready_at is older than any other work and whose fence is held shared (as in-flight
-/// enqueues of delayed messages hold it, functions/try_lock_ready_at.sql), are more than a
+/// enqueues of delayed messages hold it, functions/ready_at_fence_key.sql), are more than a
 /// fetch's try budget and its candidate scan.
 /// A fetch still reaches the one ready instance behind them: empty tries are not counted,
 /// and a re-read of the candidates passes over the instances this fetch already found
@@ -451,8 +451,8 @@ async fn a_fetch_reaches_ready_work_behind_early_ready_rows_it_cannot_settle() {
     .await;
     let enqueues = h
         .hold(
-            "SELECT count(S.try_lock_ready_at(instance_id, false)) FROM S.instance_leases
-             WHERE instance_id LIKE 'early-%'",
+            "SELECT pg_advisory_xact_lock_shared(S.ready_at_fence_key(instance_id))
+             FROM S.instance_leases WHERE instance_id LIKE 'early-%'",
         )
         .await;
     h.provider

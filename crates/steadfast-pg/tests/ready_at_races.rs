@@ -9,7 +9,7 @@
 //! while the turn's ack, not seeing the message, took it `FOR UPDATE` and settled
 //! `ready_at` (the row's lockers afterwards: both): PostgreSQL can grant the two together
 //! under a race. The enqueue now holds the instance's fence as an advisory lock from its
-//! first statement on (functions/try_lock_ready_at.sql says more).
+//! first statement on (keyed by functions/ready_at_fence_key.sql, which says more).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -130,11 +130,11 @@ async fn an_enqueue_in_flight_keeps_a_settle_from_raising_ready_at_past_it() {
     h.drop().await;
 }
 
-/// An enqueue fences at most 16 instances (each fence is an entry in the server's shared
-/// lock table until the commit); to more, it leaves a hint for each message it did not
-/// lower, which no settle can take back before it commits.
+/// An enqueue of more than 16 messages fences no instance (each fence is an entry in the
+/// server's shared lock table until the commit): it leaves a hint for each message it did
+/// not lower, which no settle can take back before it commits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_enqueue_to_more_instances_than_it_fences_leaves_hints() {
+async fn an_enqueue_of_more_messages_than_it_fences_leaves_hints() {
     const TARGETS: usize = 17;
     let h = Harness::new("ready_fanout", |_| {}).await;
     let instances: Vec<String> = (0..TARGETS).map(|i| format!("wide-{i:02}")).collect();
