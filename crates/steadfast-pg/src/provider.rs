@@ -231,18 +231,11 @@ impl PostgresProvider {
         }
         self.in_flight.close();
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
-        self.pool.close().await;
-        if let Some(wakes) = &self.wakes {
-            wakes.publisher_pool().close().await;
-        }
-        // sqlx's close can miss a connection whose return to the pool raced it (the return
-        // saw the pool open, then queued the connection idle after close had emptied the
-        // idle queue): it would stay open as long as this provider lives. Close again until
-        // none is left; each round returns at once when nothing is in use.
         let deadline = tokio::time::Instant::now() + self.options.acquire_timeout;
-        while self.pool.size() > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(CLOSE_RECHECK).await;
-            self.pool.close().await;
+        close_fully(&self.pool, deadline).await;
+        if let Some(wakes) = &self.wakes {
+            // The publisher task, aborted above, may have been holding its connection.
+            close_fully(&wakes.publisher_pool(), deadline).await;
         }
     }
 
@@ -301,5 +294,18 @@ impl PostgresProvider {
         operation: &str,
     ) -> Result<Transaction<'static, Postgres>, duroxide::providers::ProviderError> {
         self.pool.begin().await.map_err(|e| db_error(operation, e))
+    }
+}
+
+/// Close `pool` and every connection it has, or give up at `deadline`. sqlx's close can
+/// miss a connection whose return to the pool raced it (the return saw the pool open, then
+/// queued the connection idle after close had emptied the idle queue): it would stay open
+/// as long as the pool lives. So close again until none is left; each round returns at
+/// once when nothing is in use.
+async fn close_fully(pool: &PgPool, deadline: tokio::time::Instant) {
+    pool.close().await;
+    while pool.size() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(CLOSE_RECHECK).await;
+        pool.close().await;
     }
 }
