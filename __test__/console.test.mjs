@@ -278,7 +278,9 @@ describe('steadfast console', { timeout: 300_000 }, () => {
     await page.fill('input[name=name]', 'Child')
     await page.selectOption('select[name=status]', '')
     await page.click('form.filters button')
-    await page.waitForFunction(() => location.hash.includes('name=Child') && !document.querySelector('[aria-busy]'))
+    // The hash changes before the list is fetched: wait for the filtered list itself.
+    await page.waitForFunction(() => location.hash.includes('name=Child') && !document.querySelector('[aria-busy]') &&
+      document.querySelectorAll('a.instance-link').length === 3)
     assert.equal(await page.locator('a.instance-link').count(), 3)
     assert.deepEqual(dialogs, [])
     assert.deepEqual(errors, [])
