@@ -47,6 +47,22 @@ async fn pause_updates_of_gate(h: &Harness) {
     .await;
 }
 
+/// One call of `S.enqueue_orchestrator` with a raised event for each instance, visible now.
+fn enqueue_events(instances: &[&str]) -> String {
+    let names: Vec<String> = instances.iter().map(|i| format!("'{i}'")).collect();
+    let items: Vec<String> = instances
+        .iter()
+        .map(|i| format!("$t${}$t$", serde_json::to_string(&raised(i, "e")).unwrap()))
+        .collect();
+    format!(
+        "SELECT S.enqueue_orchestrator(ARRAY[{}], ARRAY[{}],
+             array_fill(NULL::float8, ARRAY[{n}]), array_fill(NULL::float8, ARRAY[{n}]))",
+        names.join(", "),
+        items.join(", "),
+        n = instances.len()
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_enqueue_in_flight_keeps_a_settle_from_raising_ready_at_past_it() {
     let h = Harness::new("ready_race", |_| {}).await;
@@ -66,15 +82,9 @@ async fn an_enqueue_in_flight_keeps_a_settle_from_raising_ready_at_past_it() {
         .hold(&format!("SELECT pg_advisory_xact_lock({PAUSE})"))
         .await;
 
-    let texts: Vec<String> = ["gate", "late"]
-        .iter()
-        .map(|i| serde_json::to_string(&raised(i, "e")).unwrap())
-        .collect();
     let enqueue = h.sql(&format!(
-        "SELECT /* enqueue-in-race */ S.enqueue_orchestrator(
-             ARRAY['gate', 'late'], ARRAY[$t${}$t$, $t${}$t$],
-             ARRAY[NULL, NULL]::float8[], ARRAY[NULL, NULL]::float8[])",
-        texts[0], texts[1]
+        "/* enqueue-in-race */ {}",
+        enqueue_events(&["gate", "late"])
     ));
     let enqueuing = tokio::spawn(async move {
         let admin = common::admin_pool().await;
@@ -147,22 +157,8 @@ async fn an_enqueue_of_more_messages_than_it_fences_leaves_hints() {
         None,
     )
     .await;
-    let items: Vec<String> = instances
-        .iter()
-        .map(|i| format!("$t${}$t$", serde_json::to_string(&raised(i, "e")).unwrap()))
-        .collect();
-    let names: Vec<String> = instances.iter().map(|i| format!("'{i}'")).collect();
-    h.exec(
-        &format!(
-            "SELECT S.enqueue_orchestrator(ARRAY[{}], ARRAY[{}],
-                 array_fill(NULL::float8, ARRAY[{TARGETS}]),
-                 array_fill(NULL::float8, ARRAY[{TARGETS}]))",
-            names.join(", "),
-            items.join(", ")
-        ),
-        None,
-    )
-    .await;
+    let names: Vec<&str> = instances.iter().map(String::as_str).collect();
+    h.exec(&enqueue_events(&names), None).await;
     let hints = h
         .sql_f64(
             "SELECT count(DISTINCT instance_id)::float8 FROM S.ready_hints
