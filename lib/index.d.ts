@@ -203,7 +203,10 @@ export interface InstanceInfo {
   output?: any
   /** ms since the epoch */
   createdAt: number
-  /** ms since the epoch */
+  /**
+   * ms since the epoch: the latest of the instance's last turn (its latest history event),
+   * its current execution's start or end, and its metadata's last change
+   */
   updatedAt: number
   parentInstanceId?: string
 }

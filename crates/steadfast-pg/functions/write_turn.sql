@@ -27,8 +27,19 @@ DECLARE
     v_now_ms bigint;
 BEGIN
     -- The instance row and the execution row are each written once a turn at most (an
-    -- insert that also sets what a later update would have).
-    IF p_name IS NOT NULL AND p_version IS NOT NULL THEN
+    -- insert that also sets what a later update would have), and the instance row only
+    -- when the turn changes it: most turns of a running instance leave its name, version
+    -- and current execution as they were, and its updated time is read from its latest
+    -- history event (queries/admin_instances_page.sql). The caller holds the lease row,
+    -- which every writer of the instance row takes first, so the read cannot go stale.
+    IF EXISTS (
+        SELECT 1 FROM __SCHEMA__.instances AS i
+        WHERE i.instance_id = p_instance AND i.current_execution_id >= p_execution
+          AND (p_name IS NULL OR p_version IS NULL
+               OR (i.orchestration_name = p_name AND i.orchestration_version = p_version))
+    ) THEN
+        NULL;
+    ELSIF p_name IS NOT NULL AND p_version IS NOT NULL THEN
         INSERT INTO __SCHEMA__.instances AS i
             (instance_id, orchestration_name, orchestration_version, current_execution_id,
              parent_instance_id)

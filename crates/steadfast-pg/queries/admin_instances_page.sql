@@ -5,7 +5,10 @@
 -- NULL = any), $7 created before (epoch ms, NULL = any), $8 rows to return, $9 only this
 -- instance (NULL = any; get_instance_info reads one instance's row with it).
 -- Times are epoch milliseconds; updated_at is the latest change known to the instance or
--- its current execution. cursor_at: the row's creation time as a cursor holds it.
+-- its current execution: its metadata's last write, the execution's start or end, or its
+-- latest history event (the last turn that wrote any; turns leave the instance row alone
+-- unless they change it, functions/write_turn.sql). cursor_at: the row's creation time as
+-- a cursor holds it.
 SELECT i.instance_id,
        i.orchestration_name,
        COALESCE(i.orchestration_version, 'unknown') AS orchestration_version,
@@ -13,7 +16,11 @@ SELECT i.instance_id,
        COALESCE(e.status, 'Unknown') AS status,
        e.output,
        (EXTRACT(EPOCH FROM i.created_at) * 1000)::int8 AS created_at_ms,
-       (EXTRACT(EPOCH FROM GREATEST(i.updated_at, e.started_at, e.completed_at)) * 1000)::int8
+       (EXTRACT(EPOCH FROM GREATEST(
+            i.updated_at, e.started_at, e.completed_at,
+            (SELECT h.created_at FROM __SCHEMA__.history AS h
+             WHERE h.instance_id = i.instance_id AND h.execution_id = i.current_execution_id
+             ORDER BY h.event_id DESC LIMIT 1))) * 1000)::int8
            AS updated_at_ms,
        i.parent_instance_id,
        to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at

@@ -177,11 +177,18 @@ impl Harness {
 
     /// Ack a claimed start with the instance's `OrchestrationStarted` and metadata.
     pub async fn ack_started(&self, instance: &str, token: &str) {
+        self.ack_running(token, 1, vec![started_event(instance)])
+            .await;
+    }
+
+    /// Ack a turn of execution `execution` that appends `events`, produces nothing and
+    /// leaves the instance running.
+    pub async fn ack_running(&self, token: &str, execution: u64, events: Vec<Event>) {
         self.provider
             .ack_orchestration_item(
                 token,
-                1,
-                vec![started_event(instance)],
+                execution,
+                events,
                 vec![],
                 vec![],
                 running_metadata(),
