@@ -408,13 +408,15 @@ pub fn epoch_secs() -> u64 {
 }
 
 /// The database's own work counters: transactions (committed and rolled back) in the
-/// whole database, and rows written (inserted, updated, deleted) in `schema`'s tables.
-/// The server updates them when a backend goes idle or exits, so read them after the
-/// provider's connections closed.
+/// whole database, rows written (inserted, updated, deleted) in `schema`'s tables, and the
+/// server's write-ahead log position (bytes; the whole cluster's, so only meaningful on an
+/// otherwise idle server). The server updates the first two when a backend goes idle or
+/// exits, so read them after the provider's connections closed.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DbWork {
     pub transactions: i64,
     pub rows_written: i64,
+    pub wal_bytes: i64,
 }
 
 /// Transactions and rows written per orchestration since `before`, over `completed`
@@ -443,6 +445,10 @@ pub async fn db_work_per_orchestration(
         "rows_written".into(),
         json!(per(after.rows_written, before.rows_written)),
     );
+    work.insert(
+        "wal_bytes".into(),
+        json!(per(after.wal_bytes, before.wal_bytes).round()),
+    );
     work.insert("completed".into(), json!(completed));
     work.insert(
         "note".into(),
@@ -453,11 +459,12 @@ pub async fn db_work_per_orchestration(
 
 pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {
     let pool = admin_pool(env).await?;
-    let row: (i64, i64) = sqlx::query_as(
+    let row: (i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT (xact_commit + xact_rollback)::int8 FROM pg_stat_database
                  WHERE datname = current_database()),
                 (SELECT COALESCE(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::int8
-                 FROM pg_stat_user_tables WHERE schemaname = $1)",
+                 FROM pg_stat_user_tables WHERE schemaname = $1),
+                (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8",
     )
     .bind(schema)
     .fetch_one(&pool)
@@ -466,6 +473,7 @@ pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {
     Ok(DbWork {
         transactions: row.0,
         rows_written: row.1,
+        wal_bytes: row.2,
     })
 }
 
