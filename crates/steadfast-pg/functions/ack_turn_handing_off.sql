@@ -28,8 +28,10 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.ack_turn_handing_off(
 DECLARE
     v_instance text;
     v_live boolean;
+    v_tagged_until timestamptz;
 BEGIN
-    SELECT l.instance_id, l.locked_until > clock_timestamp() INTO v_instance, v_live
+    SELECT l.instance_id, l.locked_until > clock_timestamp(), l.tagged_until
+    INTO v_instance, v_live, v_tagged_until
     FROM __SCHEMA__.instance_leases AS l
     WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE;
@@ -41,7 +43,12 @@ BEGIN
         state := 'expired';
         RETURN;
     END IF;
-    DELETE FROM __SCHEMA__.orchestrator_queue AS q WHERE q.lock_token = p_token;
+    -- The claimed messages, reached through the instance's index within the range the
+    -- claim tagged (migration 0007; the whole instance for a lease stamped before it).
+    DELETE FROM __SCHEMA__.orchestrator_queue AS q
+    WHERE q.instance_id = v_instance
+      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
+      AND q.lock_token = p_token;
     -- Before write_turn, whose cancellations then delete an activity this turn both
     -- schedules and cancels (never handed out: src/handoff.rs).
     IF cardinality(p_w_items) > 0 THEN

@@ -99,6 +99,7 @@ DECLARE
     v_timed_out boolean;
     v_now timestamptz;
     v_batch bigint[];
+    v_tagged_until timestamptz;
     v_over_ceiling boolean;
     v_tried integer := 0;
     v_passed text[] := '{}';
@@ -293,11 +294,11 @@ BEGIN
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET lock_token = v_token, attempt_count = q.attempt_count + 1, waiting = false
                 WHERE q.id = ANY (v_batch)
-                RETURNING q.id, q.work_item, q.attempt_count
+                RETURNING q.id, q.work_item, q.attempt_count, q.visible_at
             )
             SELECT array_agg(t.id ORDER BY t.id), array_agg(t.work_item ORDER BY t.id),
-                   array_agg(t.attempt_count ORDER BY t.id)
-            INTO v_ids, v_items, v_attempts
+                   array_agg(t.attempt_count ORDER BY t.id), max(t.visible_at)
+            INTO v_ids, v_items, v_attempts, v_tagged_until
             FROM tagged AS t;
             CONTINUE WHEN v_ids IS NULL;
             IF NOT v_instance_started AND cardinality(v_ids) = p_max_batch THEN
@@ -319,7 +320,8 @@ BEGIN
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
-                WHERE q.lock_token = v_token;
+                WHERE q.instance_id = v_candidate AND q.visible_at <= v_tagged_until
+                  AND q.lock_token = v_token;
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET waiting = true
                 WHERE q.instance_id = v_candidate AND NOT q.waiting
@@ -396,7 +398,8 @@ BEGIN
             msg_attempts := v_attempts;
             lease_ms := __SCHEMA__.stamp_lease(
                 v_candidate, v_token, CASE WHEN v_timed_out THEN 0 ELSE p_lock_ms END,
-                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter, p_base_ms, p_cap_ms);
+                (SELECT max(a) FROM unnest(v_attempts) AS a), p_jitter, p_base_ms, p_cap_ms,
+                v_tagged_until);
             outcome := CASE WHEN v_timed_out THEN 'timed_out' ELSE 'claimed' END;
             more_ready := cardinality(v_candidates) > 1;
             RETURN;

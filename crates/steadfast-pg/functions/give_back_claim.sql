@@ -10,8 +10,9 @@ RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
     v_instance text;
+    v_tagged_until timestamptz;
 BEGIN
-    SELECT l.instance_id INTO v_instance
+    SELECT l.instance_id, l.tagged_until INTO v_instance, v_tagged_until
     FROM __SCHEMA__.instance_leases AS l
     WHERE l.instance_id = __SCHEMA__.token_instance(p_token) AND l.lock_token = p_token
     FOR NO KEY UPDATE SKIP LOCKED;
@@ -20,7 +21,9 @@ BEGIN
     END IF;
     UPDATE __SCHEMA__.orchestrator_queue AS q
     SET lock_token = NULL, attempt_count = GREATEST(q.attempt_count - 1, 0)
-    WHERE q.lock_token = p_token;
+    WHERE q.instance_id = v_instance
+      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
+      AND q.lock_token = p_token;
     PERFORM __SCHEMA__.release_lease(v_instance);
     RETURN true;
 END;

@@ -18,7 +18,7 @@ BEGIN
     IF FOUND THEN
         RETURN __SCHEMA__.stamp_lease(v_lease.instance_id, p_token, p_lock_ms,
                                       v_lease.attempt_count, v_lease.backoff_jitter,
-                                      NULL, NULL);
+                                      NULL, NULL, NULL);
     END IF;
     RETURN (SELECT (EXTRACT(EPOCH FROM (l.locked_until - clock_timestamp())) * 1000)::float8
             FROM __SCHEMA__.instance_leases AS l

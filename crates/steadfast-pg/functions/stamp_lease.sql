@@ -1,9 +1,13 @@
--- p_base_ms and p_cap_ms were added: the signature before them must not stay behind as an
--- overload.
+-- p_base_ms and p_cap_ms, then p_tagged_until were added: the signatures before them must
+-- not stay behind as overloads.
 DROP FUNCTION IF EXISTS __SCHEMA__.stamp_lease(text, text, float8, integer, real);
+DROP FUNCTION IF EXISTS __SCHEMA__.stamp_lease(text, text, float8, integer, real, float8,
+                                               float8);
 
 -- The one place an instance lease is stamped: it starts now by the database clock and
 -- lasts p_lock_ms. Returns the milliseconds left, NULL if the lease row is gone.
+-- p_tagged_until: the latest visible_at among the messages the claim tagged (migration
+-- 0007), NULL to keep the row's (a restamp).
 --
 -- A redelivery (p_attempt above 1: an earlier lease of these messages ran out or was given
 -- up) also moves ready_at to when this lease, should it run out too, becomes claimable
@@ -19,7 +23,7 @@ DROP FUNCTION IF EXISTS __SCHEMA__.stamp_lease(text, text, float8, integer, real
 -- release_lease, which settles ready_at or lowers it to now.
 CREATE OR REPLACE FUNCTION __SCHEMA__.stamp_lease(
     p_instance text, p_token text, p_lock_ms float8, p_attempt integer, p_jitter real,
-    p_base_ms float8, p_cap_ms float8
+    p_base_ms float8, p_cap_ms float8, p_tagged_until timestamptz
 ) RETURNS float8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
@@ -32,6 +36,7 @@ BEGIN
         locked_until = v_until,
         attempt_count = p_attempt,
         backoff_jitter = p_jitter,
+        tagged_until = COALESCE(p_tagged_until, l.tagged_until),
         ready_at = CASE
             WHEN p_base_ms IS NULL OR COALESCE(p_attempt, 1) <= 1
                 THEN __SCHEMA__.moved_ready_at(l.ready_at, p_attempt, l.locked_until, v_until)

@@ -54,10 +54,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "lease_pins",
         sql: include_str!("../migrations/0006_lease_pins.sql"),
     },
+    Migration {
+        version: 7,
+        name: "hot_message_tags",
+        sql: include_str!("../migrations/0007_hot_message_tags.sql"),
+    },
 ];
 
 /// The schema version this build needs.
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// Every revision of every function file, one `name revision checksum` line each, oldest
 /// first; lines are only ever added (see [`revision_of`]).

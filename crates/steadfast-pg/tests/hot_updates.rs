@@ -1,7 +1,7 @@
-//! Claims update their rows in place: the lease stamp of an orchestrator claim and the
-//! claim of a work item are HOT updates (no new index entry, no dead one left for vacuum),
-//! because no index covers a column they write and their tables keep free space on each
-//! page. Read from the server's per-table counters, which a backend sends as it exits.
+//! Claims update their rows in place: the lease stamp and the message tags of an
+//! orchestrator claim and the claim of a work item are HOT updates (no new index entry, no
+//! dead one left for vacuum), because no index covers a column they write and their tables
+//! keep free space on each page. Read from the server's per-table counters, which a backend sends as it exits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -62,19 +62,18 @@ async fn close_and_count(h: &Harness, provider: Arc<PostgresProvider>, table: &s
     Updates { all, hot }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_orchestrator_claim_stamps_its_lease_in_place() {
-    let h = Harness::new("hot_lease", |_| {}).await;
-    let setup = client(&h).await;
+/// Updates of `table` made by claiming `INSTANCES` started instances, one message each.
+async fn updates_of_orchestrator_claims(h: &Harness, table: &str) -> Updates {
+    let setup = client(h).await;
     for i in 0..INSTANCES {
         setup
             .enqueue_for_orchestrator(start(&format!("i{i}")), None)
             .await
             .unwrap();
     }
-    let before = close_and_count(&h, setup, "instance_leases").await;
+    let before = close_and_count(h, setup, table).await;
 
-    let claimer = client(&h).await;
+    let claimer = client(h).await;
     for _ in 0..INSTANCES {
         claimer
             .fetch_orchestration_item(LONG, Duration::ZERO, None)
@@ -82,7 +81,13 @@ async fn an_orchestrator_claim_stamps_its_lease_in_place() {
             .unwrap()
             .expect("a ready instance");
     }
-    let claims = close_and_count(&h, claimer, "instance_leases").await - before;
+    close_and_count(h, claimer, table).await - before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orchestrator_claim_stamps_its_lease_in_place() {
+    let h = Harness::new("hot_lease", |_| {}).await;
+    let claims = updates_of_orchestrator_claims(&h, "instance_leases").await;
     assert!(
         claims.all >= INSTANCES as i64,
         "{INSTANCES} claims made {claims:?}"
@@ -90,6 +95,22 @@ async fn an_orchestrator_claim_stamps_its_lease_in_place() {
     assert_eq!(
         claims.hot, claims.all,
         "lease updates of {INSTANCES} claims"
+    );
+    h.drop().await;
+}
+
+/// The tag (lock token and attempt) a claim puts on its messages (migration 0007).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orchestrator_claim_tags_its_messages_in_place() {
+    let h = Harness::new("hot_tags", |_| {}).await;
+    let claims = updates_of_orchestrator_claims(&h, "orchestrator_queue").await;
+    assert_eq!(
+        claims.all, INSTANCES as i64,
+        "{INSTANCES} claims of one message each updated {claims:?}"
+    );
+    assert_eq!(
+        claims.hot, claims.all,
+        "message updates of {INSTANCES} claims"
     );
     h.drop().await;
 }
