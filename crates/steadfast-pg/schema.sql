@@ -85,12 +85,9 @@ BEGIN
         state := 'expired';
         RETURN;
     END IF;
-    -- The claimed messages, reached through the instance's index within the range the
-    -- claim tagged (migration 0007; the whole instance for a lease stamped before it).
     DELETE FROM steadfast.orchestrator_queue AS q
-    WHERE q.instance_id = v_instance
-      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
-      AND q.lock_token = p_token;
+    WHERE steadfast.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                     v_instance, p_token, v_tagged_until);
     -- Before write_turn, whose cancellations then delete an activity this turn both
     -- schedules and cancels (never handed out: src/handoff.rs).
     IF cardinality(p_w_items) > 0 THEN
@@ -369,8 +366,8 @@ BEGIN
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE steadfast.orchestrator_queue AS q
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
-                WHERE q.instance_id = v_candidate AND q.visible_at <= v_tagged_until
-                  AND q.lock_token = v_token;
+                WHERE steadfast.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                                 v_candidate, v_token, v_tagged_until);
                 UPDATE steadfast.orchestrator_queue AS q
                 SET waiting = true
                 WHERE q.instance_id = v_candidate AND NOT q.waiting
@@ -1031,9 +1028,8 @@ BEGIN
     END IF;
     UPDATE steadfast.orchestrator_queue AS q
     SET lock_token = NULL, attempt_count = GREATEST(q.attempt_count - 1, 0)
-    WHERE q.instance_id = v_instance
-      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
-      AND q.lock_token = p_token;
+    WHERE steadfast.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                     v_instance, p_token, v_tagged_until);
     PERFORM steadfast.release_lease(v_instance);
     RETURN true;
 END;
@@ -1307,6 +1303,14 @@ BEGIN
       AND NOT EXISTS (SELECT 1 FROM steadfast.orchestrator_queue AS q
                       WHERE q.instance_id = l.instance_id);
 END;
+$$;
+
+CREATE FUNCTION steadfast.tagged_by_claim(p_msg_instance text, p_msg_visible_at timestamp with time zone, p_msg_token text, p_instance text, p_token text, p_tagged_until timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT p_msg_instance = p_instance
+       AND p_msg_visible_at <= COALESCE(p_tagged_until, 'infinity')
+       AND p_msg_token = p_token
 $$;
 
 CREATE FUNCTION steadfast.token_instance(p_token text) RETURNS text

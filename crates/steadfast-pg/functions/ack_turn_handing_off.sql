@@ -43,12 +43,9 @@ BEGIN
         state := 'expired';
         RETURN;
     END IF;
-    -- The claimed messages, reached through the instance's index within the range the
-    -- claim tagged (migration 0007; the whole instance for a lease stamped before it).
     DELETE FROM __SCHEMA__.orchestrator_queue AS q
-    WHERE q.instance_id = v_instance
-      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
-      AND q.lock_token = p_token;
+    WHERE __SCHEMA__.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                     v_instance, p_token, v_tagged_until);
     -- Before write_turn, whose cancellations then delete an activity this turn both
     -- schedules and cancels (never handed out: src/handoff.rs).
     IF cardinality(p_w_items) > 0 THEN

@@ -320,8 +320,8 @@ BEGIN
                 -- started: parked until a queued start, if any, becomes visible.
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET lock_token = NULL, attempt_count = q.attempt_count - 1, waiting = true
-                WHERE q.instance_id = v_candidate AND q.visible_at <= v_tagged_until
-                  AND q.lock_token = v_token;
+                WHERE __SCHEMA__.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                                 v_candidate, v_token, v_tagged_until);
                 UPDATE __SCHEMA__.orchestrator_queue AS q
                 SET waiting = true
                 WHERE q.instance_id = v_candidate AND NOT q.waiting

@@ -21,9 +21,8 @@ BEGIN
     END IF;
     UPDATE __SCHEMA__.orchestrator_queue AS q
     SET lock_token = NULL, attempt_count = GREATEST(q.attempt_count - 1, 0)
-    WHERE q.instance_id = v_instance
-      AND q.visible_at <= COALESCE(v_tagged_until, 'infinity')
-      AND q.lock_token = p_token;
+    WHERE __SCHEMA__.tagged_by_claim(q.instance_id, q.visible_at, q.lock_token,
+                                     v_instance, p_token, v_tagged_until);
     PERFORM __SCHEMA__.release_lease(v_instance);
     RETURN true;
 END;

@@ -124,6 +124,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
         include_str!("../functions/token_instance.sql"),
     ),
     (
+        "tagged_by_claim",
+        include_str!("../functions/tagged_by_claim.sql"),
+    ),
+    (
         "token_work_item",
         include_str!("../functions/token_work_item.sql"),
     ),
