@@ -271,9 +271,14 @@ describe('steadfast console', { timeout: 300_000 }, () => {
 
     await page.goto(`${readOnly.url}#/instances?limit=4`)
     await page.waitForFunction(() => document.querySelectorAll('a.instance-link').length === 4)
+    const firstPage = await page.locator('a.instance-link').allTextContents()
     await page.click('a.next-page')
-    await page.waitForFunction(() => location.hash.includes('cursor=') && !document.querySelector('[aria-busy]'))
-    assert.equal(await page.locator('a.instance-link').count(), 4)
+    // The hash changes before the next page is fetched: wait for the next page itself.
+    await page.waitForFunction((first) => location.hash.includes('cursor=') && !document.querySelector('[aria-busy]') &&
+      [...document.querySelectorAll('a.instance-link')].some((a) => !first.includes(a.textContent)), firstPage)
+    const nextPage = await page.locator('a.instance-link').allTextContents()
+    assert.equal(nextPage.length, 4)
+    assert.deepEqual(nextPage.filter((id) => firstPage.includes(id)), [], 'the next page repeats none of the first')
 
     await page.fill('input[name=name]', 'Child')
     await page.selectOption('select[name=status]', '')
