@@ -19,14 +19,11 @@ use anyhow::{Context, Result};
 use duroxide::Client;
 use duroxide::RuntimeOptions;
 use duroxide::providers::Provider;
-use duroxide::runtime::Runtime;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-use crate::common::{self, Env, Kind, MAX_ATTEMPTS, NOOP, progress, ratio, registries, round2};
+use crate::common::{self, Env, Kind, MAX_ATTEMPTS, NOOP, progress, ratio, round2};
 use crate::driver::ClosedLoop;
-use steadfast_pg::Layered;
 
 use crate::probe::Probe;
 
@@ -131,19 +128,10 @@ async fn window(
     long_poll: Duration,
     c: &Cfg,
 ) -> Value {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let probe = Arc::new(Layered(Probe::new(
-        provider.clone(),
-        None,
-        Duration::ZERO,
-        Some(tx),
-    )));
+    let (probe, rx) = Probe::reporting(provider.clone());
     let stats = probe.stats.clone();
-    let (activities, orchestrations) = registries();
-    let rt = Runtime::start_with_options(
+    let rt = common::start_runtime(
         probe.clone(),
-        activities,
-        orchestrations,
         RuntimeOptions {
             max_attempts: MAX_ATTEMPTS,
             orchestration_concurrency: DISPATCHERS,

@@ -10,7 +10,7 @@ use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::{ActivityContext, OrchestrationContext, OrchestrationRegistry};
 use rand::Rng;
 use serde_json::{Value, json};
-use steadfast_pg::{PostgresProvider, ProviderOptions, RedeliveryBackoff};
+use steadfast_pg::{PollingMode, PostgresProvider, ProviderOptions, RedeliveryBackoff};
 
 use crate::probe::FetchSample;
 
@@ -49,6 +49,17 @@ pub struct Env {
     pub livelock_topologies: Vec<Topology>,
     /// The throughput scenario's dispatcher counts, when not its default list.
     pub throughput_dispatchers: Option<Vec<usize>>,
+    /// The processes scenario's process counts, when not its default list.
+    pub process_counts: Option<Vec<usize>>,
+    /// The soak scenario's length in minutes.
+    pub soak_minutes: f64,
+    /// `--soak-table-settings recommended`.
+    pub soak_recommended_table_settings: bool,
+    /// How steadfast's fetches wait (`--polling`; `Listen` unless asked).
+    pub polling: PollingMode,
+    /// `--pooler-url`: steadfast connects through this (a transaction-mode pooler such as
+    /// PgBouncer); set-up, measurements and clean-up keep `database_url`.
+    pub pooler_url: Option<String>,
 }
 
 /// `processes` processes with `dispatchers_per_process` orchestration dispatchers each, all
@@ -157,8 +168,10 @@ pub async fn build(env: &Env, kind: Kind, label: &str) -> Result<Built> {
 pub async fn connect(env: &Env, kind: Kind, schema: String, migrate: bool) -> Result<Built> {
     match kind {
         Kind::Steadfast => {
-            let mut o = ProviderOptions::new(env.database_url.clone()).with_schema(schema.clone());
+            let url = env.pooler_url.as_ref().unwrap_or(&env.database_url);
+            let mut o = ProviderOptions::new(url.clone()).with_schema(schema.clone());
             o.max_connections = env.pool;
+            o.polling = env.polling;
             o.run_migrations = migrate;
             o.claim.max_attempts = Some(MAX_ATTEMPTS);
             o.claim.redelivery_backoff = steadfast_backoff();
@@ -270,6 +283,16 @@ pub async fn teardown(env: &Env, built: Built) {
 pub const TRIVIAL: &str = "Trivial";
 pub const NOOP: &str = "Noop";
 pub const HOT_FANOUT: &str = "HotFanout";
+
+/// A runtime on `provider` with the bench's orchestrations and activities.
+pub async fn start_runtime(
+    provider: Arc<dyn Provider>,
+    options: duroxide::RuntimeOptions,
+) -> Arc<duroxide::runtime::Runtime> {
+    let (activities, orchestrations) = registries();
+    duroxide::runtime::Runtime::start_with_options(provider, activities, orchestrations, options)
+        .await
+}
 
 /// `Trivial`: one activity, then complete. `HotFanout`: `rounds` times fan out `fanout`
 /// activities and join them, then continue as new (runs until shutdown).
@@ -433,6 +456,9 @@ pub async fn db_work_per_orchestration(
         return Ok(None);
     };
     p.close().await;
+    if let Some(url) = &env.pooler_url {
+        pooler_reconnect(url).await;
+    }
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = db_work(env, &built.schema).await?;
     let per = |a: i64, b: i64| round2((a - b) as f64 / completed.max(1) as f64);
@@ -455,6 +481,36 @@ pub async fn db_work_per_orchestration(
         json!("whole run (warm-up included) over orchestrations completed; the instances still in flight at the end add their partial cost; transactions are the whole database's"),
     );
     Ok(Some(work))
+}
+
+/// The admin console of the PgBouncer at `url`, and the database `url` names.
+pub fn pooler_admin(url: &str) -> Option<(String, String)> {
+    let (base, rest) = url.rsplit_once('/')?;
+    let db = rest.split('?').next()?.to_string();
+    Some((format!("{base}/pgbouncer"), db))
+}
+
+/// Runs `command` on the admin console of the PgBouncer at `url` (simple-query protocol,
+/// which is all the console speaks); `None` if it cannot.
+pub async fn pooler_admin_command(url: &str, command: &str) -> Option<Vec<sqlx::postgres::PgRow>> {
+    use sqlx::{Connection, Executor};
+    let (admin, _) = pooler_admin(url)?;
+    let mut conn = sqlx::PgConnection::connect(&admin).await.ok()?;
+    conn.fetch_all(command).await.ok()
+}
+
+/// Closes PgBouncer's server connections to the run's database: a backend that stays
+/// idle holds up to 10 s of its table statistics, which `db_work` reads.
+async fn pooler_reconnect(url: &str) {
+    let Some((_, db)) = pooler_admin(url) else {
+        return;
+    };
+    if pooler_admin_command(url, &format!("RECONNECT {db}"))
+        .await
+        .is_none()
+    {
+        progress("warning: PgBouncer's RECONNECT failed; rows written may be undercounted");
+    }
 }
 
 pub async fn db_work(env: &Env, schema: &str) -> Result<DbWork> {

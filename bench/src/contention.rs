@@ -11,7 +11,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use duroxide::runtime::Runtime;
 use duroxide::{Client, RuntimeOptions};
 use serde_json::{Value, json};
 
@@ -52,11 +51,8 @@ async fn one(env: &Env, kind: Kind) -> Result<Value> {
             .start_orchestration(format!("hot-{i}"), HOT_FANOUT, format!("{FANOUT}x{ROUNDS}"))
             .await?;
     }
-    let (activities, orchestrations) = common::registries();
-    let rt = Runtime::start_with_options(
+    let rt = common::start_runtime(
         probe.clone(),
-        activities,
-        orchestrations,
         RuntimeOptions {
             max_attempts: MAX_ATTEMPTS,
             orchestration_concurrency: DISPATCHERS,

@@ -20,15 +20,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use duroxide::runtime::Runtime;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::common::{self, Env, Kind, registries};
-use steadfast_pg::Layered;
+use crate::common::{self, Env, Kind};
+use steadfast_pg::{Layered, PollingMode};
 
 use crate::probe::{FetchSample, Probe, ProbeCounters, ProbeStats};
 
@@ -52,6 +51,12 @@ pub struct ChildConfig {
     /// The runtime's defaults (long polling) instead of the livelock scenario's options.
     #[serde(default)]
     pub long_poll: bool,
+    /// steadfast in [`PollingMode::SessionFree`] (`--polling session-free`).
+    #[serde(default)]
+    pub session_free: bool,
+    /// See [`Env::pooler_url`].
+    #[serde(default)]
+    pub pooler_url: Option<String>,
 }
 
 /// What a child measured, written to `ChildConfig::report` when it stops.
@@ -99,6 +104,15 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         run_tag: String::new(),
         livelock_topologies: Vec::new(),
         throughput_dispatchers: None,
+        process_counts: None,
+        soak_minutes: 0.0,
+        soak_recommended_table_settings: false,
+        polling: if cfg.session_free {
+            PollingMode::SessionFree
+        } else {
+            PollingMode::Listen
+        },
+        pooler_url: cfg.pooler_url.clone(),
     };
     let built = common::connect(&env, kind, cfg.schema.clone(), false).await?;
     let mut diag_rx = built.steadfast.as_ref().map(|p| p.subscribe());
@@ -110,11 +124,8 @@ pub async fn child_main(cfg: ChildConfig) -> Result<()> {
         Some(tx),
     )));
     let stats = probe.stats.clone();
-    let (activities, orchestrations) = registries();
-    let rt = Runtime::start_with_options(
+    let rt = common::start_runtime(
         probe.clone(),
-        activities,
-        orchestrations,
         if cfg.long_poll {
             crate::throughput::runtime_options(cfg.dispatchers, cfg.workers)
         } else {
@@ -258,6 +269,8 @@ impl Fleet {
                 shutdown_grace_ms: spec.env.shutdown_grace_ms(),
                 report: report.clone(),
                 long_poll: spec.long_poll,
+                session_free: spec.env.polling == PollingMode::SessionFree,
+                pooler_url: spec.env.pooler_url.clone(),
             };
             let mut child = Command::new(&exe)
                 .env(CHILD_ENV, serde_json::to_string(&cfg)?)

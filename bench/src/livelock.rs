@@ -18,14 +18,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use duroxide::runtime::Runtime;
 use duroxide::{Client, OrchestrationStatus, RuntimeOptions};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::common::{
-    self, Env, Kind, MAX_ATTEMPTS, TRIVIAL, Topology, fetch_json, progress, ratio, registries,
-    round2,
+    self, Env, Kind, MAX_ATTEMPTS, TRIVIAL, Topology, fetch_json, progress, ratio, round2,
 };
 use crate::driver::ClosedLoop;
 use crate::fleet::{Fleet, FleetSpec, count_diagnostics};
@@ -118,7 +116,7 @@ fn describe(s: &OrchestrationStatus) -> String {
 
 /// Where the runtimes of one run live.
 enum Runtimes {
-    InProcess(Arc<Runtime>, Arc<Layered<Probe>>),
+    InProcess(Arc<duroxide::runtime::Runtime>, Arc<Layered<Probe>>),
     Children(Fleet),
 }
 
@@ -188,11 +186,8 @@ async fn one_run(
             OVERRUN,
             Some(tx),
         )));
-        let (activities, orchestrations) = registries();
-        let rt = Runtime::start_with_options(
+        let rt = common::start_runtime(
             probe.clone(),
-            activities,
-            orchestrations,
             runtime_options(
                 lease,
                 topo.dispatchers_per_process,

@@ -11,6 +11,7 @@ mod fleet;
 mod livelock;
 mod probe;
 mod processes;
+mod soak;
 mod statements;
 mod throughput;
 
@@ -21,30 +22,45 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use steadfast_pg::PollingMode;
+
 use crate::common::{Env, Kind, Topology, progress};
 
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
-                       [--scenario livelock|contention|throughput|processes|ceiling|backlog|all]
+                       [--scenario livelock|contention|throughput|processes|ceiling|backlog|soak|all]
                        [--livelock-topology 1x32|8x4|both] [--dispatchers N,N,...]
+                       [--processes N,N,...]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
+                       [--polling listen|session-free] [--pooler-url URL]
 
   --smoke          seconds-long version of each scenario (what CI runs)
   --provider       which provider(s) to run; default both
-  --scenario       comma-separated list or `all` (default)
+  --scenario       comma-separated list or `all` (default; every scenario but soak)
   --livelock-topology
                    1x32: one process with 32 orchestration dispatchers; 8x4: eight child
                    processes with 4 each, on the same schema; both (default) runs 1x32, then 8x4
   --dispatchers    the throughput scenario's dispatcher counts (comma-separated);
                    default 1,2,4,8,16,32 (2 with --smoke)
-                   (the processes scenario runs 1, 2, 4 and 8 child processes of 4
-                   dispatchers each; 2 of 2 with --smoke)
+  --processes      the processes scenario's child process counts (comma-separated), each
+                   with 4 orchestration and 4 worker dispatchers; default 1,2,4,8 (2 of 2
+                   with --smoke)
   --out            JSON results file; default bench/results/run-<epoch>.json
                    (target/bench-smoke-<epoch>.json with --smoke)
   --database-url   default $STEADFAST_BENCH_DATABASE_URL, $STEADFAST_TEST_DATABASE_URL,
                    or postgres://postgres@127.0.0.1:5432/test
   --pool N         connection pool size of each provider (both the same); default 32,
                    8 with --smoke
+  --soak-minutes   how long the soak scenario runs (steadfast, trivial workload at the
+                   first --dispatchers count, default 16); default 15, 0.1 to 240
+  --soak-table-settings
+                   server (default: the tables as migrated) or recommended (docs/capacity.md's
+                   per-table autovacuum settings, applied to the run's schema)
+  --polling        steadfast's PollingMode: listen (default; LISTEN/NOTIFY long polls) or
+                   session-free (no session state; the runtime short-polls)
+  --pooler-url     steadfast connects through this URL, e.g. PgBouncer in transaction
+                   mode (needs --polling session-free and --provider steadfast); set-up,
+                   measurements and clean-up use --database-url
 ";
 
 const SCENARIOS: [&str; 6] = [
@@ -65,6 +81,11 @@ struct Args {
     pool: u32,
     topologies: Vec<Topology>,
     dispatchers: Option<Vec<usize>>,
+    processes: Option<Vec<usize>>,
+    soak_minutes: f64,
+    soak_recommended_table_settings: bool,
+    polling: PollingMode,
+    pooler_url: Option<String>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -79,6 +100,11 @@ fn parse_args() -> Result<Args> {
         pool: 0,
         topologies: vec![Topology::ONE_BY_32, Topology::EIGHT_BY_4],
         dispatchers: None,
+        processes: None,
+        soak_minutes: 15.0,
+        soak_recommended_table_settings: false,
+        polling: PollingMode::Listen,
+        pooler_url: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -108,7 +134,7 @@ fn parse_args() -> Result<Args> {
                 for s in v.split(',') {
                     if s == "all" {
                         list.extend(SCENARIOS.iter().map(|s| s.to_string()));
-                    } else if SCENARIOS.contains(&s) {
+                    } else if SCENARIOS.contains(&s) || s == "soak" {
                         list.push(s.to_string());
                     } else {
                         bail!("--scenario: unknown scenario {s:?}\n\n{USAGE}");
@@ -126,17 +152,9 @@ fn parse_args() -> Result<Args> {
                 }
             }
             "--dispatchers" => {
-                let list = value("--dispatchers")?
-                    .split(',')
-                    .map(|n| match n.trim().parse::<usize>() {
-                        Ok(n) if (1..=64).contains(&n) => Ok(n),
-                        _ => Err(anyhow::anyhow!(
-                            "--dispatchers: {n:?} is not a count from 1 to 64"
-                        )),
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                args.dispatchers = Some(list);
+                args.dispatchers = Some(counts("--dispatchers", &value("--dispatchers")?)?)
             }
+            "--processes" => args.processes = Some(counts("--processes", &value("--processes")?)?),
             "--out" => args.out = Some(PathBuf::from(value("--out")?)),
             "--database-url" => args.database_url = value("--database-url")?,
             "--pool" => {
@@ -147,6 +165,34 @@ fn parse_args() -> Result<Args> {
                     bail!("--pool must be between 2 and 90");
                 }
             }
+            "--polling" => {
+                args.polling = match value("--polling")?.as_str() {
+                    "listen" => PollingMode::Listen,
+                    "session-free" => PollingMode::SessionFree,
+                    other => {
+                        bail!("--polling: {other:?} is not a polling mode (listen or session-free)")
+                    }
+                }
+            }
+            "--soak-minutes" => {
+                args.soak_minutes = value("--soak-minutes")?
+                    .parse()
+                    .context("--soak-minutes must be a number")?;
+                if !(0.1..=240.0).contains(&args.soak_minutes) {
+                    bail!("--soak-minutes must be between 0.1 and 240");
+                }
+            }
+            "--soak-table-settings" => {
+                args.soak_recommended_table_settings =
+                    match value("--soak-table-settings")?.as_str() {
+                        "server" => false,
+                        "recommended" => true,
+                        other => bail!(
+                            "--soak-table-settings: {other:?} is neither server nor recommended"
+                        ),
+                    }
+            }
+            "--pooler-url" => args.pooler_url = Some(value("--pooler-url")?),
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -154,11 +200,33 @@ fn parse_args() -> Result<Args> {
             other => bail!("unknown argument {other:?}\n\n{USAGE}"),
         }
     }
+    if args.pooler_url.is_some() {
+        if args.polling != PollingMode::SessionFree {
+            bail!(
+                "--pooler-url: a transaction-mode pooler keeps no session state; add --polling session-free"
+            );
+        }
+        if args.kinds != [Kind::Steadfast] {
+            bail!(
+                "--pooler-url: only steadfast connects through the pooler (duroxide-pg needs session state); add --provider steadfast"
+            );
+        }
+    }
     if args.pool == 0 {
         // Smoke: fewer connections to open per provider (each costs server CPU at start).
         args.pool = if args.smoke { 8 } else { 32 };
     }
     Ok(args)
+}
+
+/// A comma-separated list of counts from 1 to 64, for `flag`.
+fn counts(flag: &str, list: &str) -> Result<Vec<usize>> {
+    list.split(',')
+        .map(|n| match n.trim().parse::<usize>() {
+            Ok(n) if (1..=64).contains(&n) => Ok(n),
+            _ => Err(anyhow::anyhow!("{flag}: {n:?} is not a count from 1 to 64")),
+        })
+        .collect()
 }
 
 fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
@@ -220,6 +288,37 @@ async fn database_json(env: &Env) -> Value {
     Value::Object(v)
 }
 
+/// The pooler steadfast connects through, and its settings as PgBouncer reports them
+/// (`SHOW CONFIG` on its admin console, when it lets us in; simple-query protocol only).
+async fn pooler_json(url: Option<&str>) -> Value {
+    let Some(url) = url else {
+        return Value::Null;
+    };
+    let mut settings = serde_json::Map::new();
+    for row in common::pooler_admin_command(url, "SHOW CONFIG")
+        .await
+        .unwrap_or_default()
+    {
+        use sqlx::Row;
+        let (Ok(key), Ok(value)) = (row.try_get::<String, _>(0), row.try_get::<String, _>(1))
+        else {
+            continue;
+        };
+        if [
+            "pool_mode",
+            "default_pool_size",
+            "max_client_conn",
+            "max_db_connections",
+            "max_prepared_statements",
+        ]
+        .contains(&key.as_str())
+        {
+            settings.insert(key, json!(value));
+        }
+    }
+    json!({ "url": url, "settings": settings })
+}
+
 async fn run(args: Args) -> Result<()> {
     let started_epoch = common::epoch_secs();
     let env = Env {
@@ -229,6 +328,11 @@ async fn run(args: Args) -> Result<()> {
         run_tag: format!("{}", started_epoch % 1_000_000_000),
         livelock_topologies: args.topologies.clone(),
         throughput_dispatchers: args.dispatchers.clone(),
+        process_counts: args.processes.clone(),
+        soak_minutes: args.soak_minutes,
+        soak_recommended_table_settings: args.soak_recommended_table_settings,
+        polling: args.polling,
+        pooler_url: args.pooler_url.clone(),
     };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(if args.smoke {
@@ -263,6 +367,11 @@ async fn run(args: Args) -> Result<()> {
         "providers": args.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
         "versions": { "duroxide": "0.1.32", "duroxide-pg": "0.1.38", "steadfast-pg": env!("CARGO_PKG_VERSION") },
         "pool_size": args.pool,
+        "steadfast_polling": match args.polling {
+            PollingMode::Listen => "listen",
+            PollingMode::SessionFree => "session-free",
+        },
+        "steadfast_pooler": pooler_json(args.pooler_url.as_deref()).await,
         "steadfast_claim_overrides": {
             "fanout": common::claim_overrides().0,
             "max_claim_attempts": common::claim_overrides().1,
@@ -296,6 +405,7 @@ async fn run(args: Args) -> Result<()> {
             "processes" => processes::run(&env, &args.kinds).await,
             "ceiling" => ceiling::run(&env).await,
             "backlog" => backlog::run(&env, &args.kinds).await,
+            "soak" => soak::run(&env, &args.kinds).await,
             _ => unreachable!(),
         }
         .with_context(|| format!("scenario {scenario}"))?;

@@ -160,6 +160,19 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// A probe on `provider` with no hot instance, as a runtime's provider, and the
+    /// receiver of its completion reports (what a closed loop starts the next instance from).
+    pub fn reporting(
+        provider: Arc<dyn Provider>,
+    ) -> (
+        Arc<steadfast_pg::Layered<Probe>>,
+        mpsc::UnboundedReceiver<String>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let probe = Probe::new(provider, None, Duration::ZERO, Some(tx));
+        (Arc::new(steadfast_pg::Layered(probe)), rx)
+    }
+
     /// `hot`: the instance whose fetches are delayed past their lease by `overrun`.
     /// `completions`: receives the id of every instance whose completing ack committed.
     pub fn new(

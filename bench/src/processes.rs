@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::Result;
 use duroxide::Client;
 use serde_json::{Value, json};
+use steadfast_pg::PollingMode;
 use tokio::sync::mpsc;
 
 use crate::claim_counts;
@@ -44,7 +45,7 @@ fn cfg(env: &Env) -> Cfg {
         }
     } else {
         Cfg {
-            processes: vec![1, 2, 4, 8],
+            processes: env.process_counts.clone().unwrap_or(vec![1, 2, 4, 8]),
             dispatchers_per_process: 4,
             warmup: Duration::from_secs(2),
             window: Duration::from_secs(5),
@@ -151,6 +152,9 @@ pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
         "in_flight_trivial": IN_FLIGHT,
         "processes": c.processes,
         "dispatchers_per_process": c.dispatchers_per_process,
-        "polling": "long (runtime defaults)",
+        "polling": match env.polling {
+            PollingMode::Listen => "long (runtime defaults)",
+            PollingMode::SessionFree => "session-free (the runtime short-polls)",
+        },
     }))
 }

@@ -21,14 +21,11 @@ use anyhow::Result;
 use duroxide::provider_stress_tests::{
     StressTestConfig, create_default_activities, create_default_orchestrations, run_stress_test,
 };
-use duroxide::runtime::Runtime;
 use duroxide::{Client, RuntimeOptions};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-use crate::common::{self, Env, Kind, MAX_ATTEMPTS, progress, ratio, registries, round2};
+use crate::common::{self, Env, Kind, MAX_ATTEMPTS, progress, ratio, round2};
 use crate::driver::ClosedLoop;
-use steadfast_pg::Layered;
 
 use crate::claim_counts;
 use crate::probe::Probe;
@@ -97,26 +94,13 @@ pub(crate) fn runtime_options(dispatchers: usize, workers: usize) -> RuntimeOpti
 
 async fn trivial(env: &Env, provider: &str, n: usize, c: &Cfg) -> Result<Value> {
     let built = build_trivial(env, provider, n).await?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    let probe = Arc::new(Layered(Probe::new(
-        built.provider.clone(),
-        None,
-        Duration::ZERO,
-        Some(tx),
-    )));
+    let (probe, rx) = Probe::reporting(built.provider.clone());
     let stats = probe.stats.clone();
     let statements_counted = built.steadfast.is_some() && statements::reset(env).await;
     let claims_before = claim_counts::totals();
     let work_before = common::db_work(env, &built.schema).await?;
     let client = Arc::new(Client::new(probe.clone()));
-    let (activities, orchestrations) = registries();
-    let rt = Runtime::start_with_options(
-        probe.clone(),
-        activities,
-        orchestrations,
-        runtime_options(n, n),
-    )
-    .await;
+    let rt = common::start_runtime(probe.clone(), runtime_options(n, n)).await;
     let t0 = stats.now_ms();
     let driver = ClosedLoop::spawn(client, "t".into(), IN_FLIGHT, rx);
     let started = Instant::now();
