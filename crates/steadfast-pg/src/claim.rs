@@ -229,7 +229,8 @@ fn claim_args(
                 .max_history_bytes
                 .map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
         )?;
-        args.add(!provider.session_free())
+        // Every fetch may wait, so an empty claim reads when the next work becomes visible.
+        args.add(true)
     })();
     bound.map_err(|e| ProviderError::permanent(FETCH, format!("binding claim arguments: {e}")))?;
     Ok(args)

@@ -21,8 +21,7 @@
 //!   until their lease runs out, then redelivered with that attempt counted, as a claim
 //!   whose answer was lost.
 //!
-//! Session items are never handed out (their session must be claimed too), nor any item
-//! in session-free mode (no fetch waits there). A handed item may be taken ahead of an
+//! Session items are never handed out (their session must be claimed too). A handed item may be taken ahead of an
 //! older one that became claimable in the same instant without a wake-up of this process
 //! (another process's enqueue not yet announced, a lease that just ran out): the queue is
 //! FIFO among the items a claim sees, and a waiting fetch saw none.

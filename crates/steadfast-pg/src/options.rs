@@ -14,9 +14,13 @@ pub enum PollingMode {
     /// Uses two dedicated session connections per provider: one for `LISTEN`, one that
     /// sends the wake-ups (`synchronous_commit` off).
     Listen,
-    /// Short polling without any session state: no `LISTEN`, no session-level settings or
-    /// locks, no server-side prepared statements. Use behind a transaction-mode pooler
-    /// such as PgBouncer. `poll_timeout` is ignored; an empty fetch returns at once.
+    /// Without any session state: no `LISTEN`, no session-level settings or locks, no
+    /// server-side prepared statements. Use behind a transaction-mode pooler such as
+    /// PgBouncer. A fetch still waits up to `poll_timeout`, woken at once by this
+    /// provider's own enqueues (and handed the activities its turns schedule, as in
+    /// `Listen`), but nothing tells it of other processes' work: it finds that when it
+    /// re-checks, every [`ClaimOptions::long_poll_recheck`], so that setting bounds how
+    /// long work from another process waits for an idle dispatcher.
     SessionFree,
 }
 
@@ -80,9 +84,9 @@ pub struct ClaimOptions {
     pub max_attempts: Option<u32>,
     /// See [`RedeliveryBackoff`].
     pub redelivery_backoff: RedeliveryBackoff,
-    /// In [`PollingMode::Listen`], the longest a waiting fetch sleeps between checks when no
-    /// notification arrives (covers delayed visibility and expiring leases). Default 250 ms.
-    /// Range 10 ms..=60 s.
+    /// The longest a waiting fetch sleeps between checks when no wake-up arrives (covers
+    /// delayed visibility and expiring leases, and in [`PollingMode::SessionFree`] every
+    /// other process's work). Default 250 ms. Range 10 ms..=60 s.
     pub long_poll_recheck: Duration,
     /// How long an orchestrator message to an instance that nothing has started (a
     /// mistyped id, an event raised before its start, a completion for a deleted

@@ -1,6 +1,7 @@
 //! Long polling shared by both queues: claim; if nothing was ready, wait for an enqueue
 //! notification, the next known visibility time or the recheck interval (never past the
-//! caller's `poll_timeout`), and claim again. In session-free mode there is no waiting.
+//! caller's `poll_timeout`), and claim again. In session-free mode only this process's
+//! enqueues wake a fetch (there is no LISTEN); other processes' work is found by the recheck.
 //! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
 //! claims something and saw more work ready passes the wake on to the next, so a burst of
 //! work fans out over idle dispatchers one by one instead of waking all of them for every
@@ -18,8 +19,8 @@ use crate::handoff::{Handed, Offer};
 use crate::provider::PostgresProvider;
 use crate::queue_wake::{QueueWake, Seen};
 
-/// A gated fetch in session-free mode (no poll timeout) still waits this long, so that a
-/// dispatcher polling in a loop does not spin while the gate is closed.
+/// A gated fetch with no poll timeout still waits this long, so that a dispatcher polling
+/// in a loop does not spin while the gate is closed.
 const GATED_MIN_WAIT: Duration = Duration::from_millis(10);
 
 /// What a claim saw of its queue besides the item it took (only asked of a woken fetch's
@@ -64,27 +65,21 @@ impl PostgresProvider {
         Fut: Future<Output = Result<ClaimOutcome<T>, ProviderError>>,
     {
         let wake = self.enqueue_wake(queue);
-        let deadline = Instant::now()
-            + if wake.is_some() {
-                poll_timeout
-            } else {
-                Duration::ZERO
-            };
+        let deadline = Instant::now() + poll_timeout;
         let recheck = self.options.claim.long_poll_recheck;
         let mut woken = false;
         // A fetch that begins while its filters' last empty claim still holds waits first.
-        let mut pending_wait = wake.as_ref().and_then(|wake| {
-            let longest = deadline
-                .saturating_duration_since(Instant::now())
-                .min(recheck);
-            let wait = wake.known_idle(filters, longest)?;
+        let longest = deadline
+            .saturating_duration_since(Instant::now())
+            .min(recheck);
+        let mut pending_wait = wake.known_idle(filters, longest);
+        if pending_wait.is_some() {
             crate::metrics::claim_skipped(queue);
-            Some(wait)
-        });
+        }
         loop {
-            if let (Some(wait), Some(wake)) = (pending_wait.take(), &wake) {
+            if let Some(wait) = pending_wait.take() {
                 match self
-                    .wait_for_work(queue, wake, wait, deadline, handoff.as_ref())
+                    .wait_for_work(queue, &wake, wait, deadline, handoff.as_ref())
                     .await
                 {
                     Waited::Handed(item) => return Ok(Some(item)),
@@ -99,11 +94,11 @@ impl PostgresProvider {
                     return Ok(None);
                 }
             };
-            let wakes_before = wake.as_ref().map(|w| w.wakes_so_far());
+            let wakes_before = wake.wakes_so_far();
             let started = Instant::now();
             let outcome = claim(woken).await;
             crate::metrics::claim_finished(queue, outcome_label(&outcome), started.elapsed());
-            if let (Some(wake), Some(before), Ok(outcome)) = (&wake, wakes_before, &outcome) {
+            if let Ok(outcome) = &outcome {
                 let seen = match outcome {
                     ClaimOutcome::Empty(ms) => Seen::NothingForFilters(ms.map(from_ms)),
                     ClaimOutcome::Claimed(
@@ -115,7 +110,7 @@ impl PostgresProvider {
                     ) => Seen::NothingForAny(ms.map(from_ms)),
                     _ => Seen::Work,
                 };
-                wake.claimed(before, filters, seen);
+                wake.claimed(wakes_before, filters, seen);
             }
             match &outcome {
                 Ok(_) => self.fetch_gate.succeeded(pass),
@@ -124,7 +119,7 @@ impl PostgresProvider {
             }
             let next_visible_ms = match outcome? {
                 ClaimOutcome::Claimed(item, rest) => {
-                    if let (true, true, Some(wake)) = (woken, rest.more_ready, &wake) {
+                    if woken && rest.more_ready {
                         wake.wake_one();
                     }
                     return Ok(Some(item));
@@ -132,9 +127,6 @@ impl PostgresProvider {
                 ClaimOutcome::Exhausted => return Ok(None),
                 ClaimOutcome::Empty(ms) => ms,
             };
-            if wake.is_none() {
-                return Ok(None);
-            }
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);

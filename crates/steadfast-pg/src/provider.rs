@@ -59,8 +59,10 @@ pub struct PostgresProvider {
     pub(crate) fetch_gate: FetchGate,
     /// Waiting worker fetches that acks can hand activities to.
     pub(crate) handoffs: Handoffs,
-    /// Long-poll wake-ups (None in session-free mode).
-    wakes: Option<Wakes>,
+    /// Long-poll wake-ups: within this process always, between processes in `Listen` mode.
+    wakes: Wakes,
+    /// `PollingMode::SessionFree`: no session state (no statement cache, no LISTEN).
+    session_free: bool,
     /// Sets a changed password on the pools (None without `options.password`).
     password_follower: Option<PasswordFollower>,
     pub(crate) gauge_refresh: crate::metrics::GaugeRefresh,
@@ -144,13 +146,13 @@ impl PostgresProvider {
             .map_err(connect_error)?;
         crate::migrate::run(&pool, &schema, options.run_migrations).await?;
         let wakes = if session_free {
-            None
+            Wakes::in_process()
         } else {
-            Some(Wakes::start(&pool, connect, &schema, scrubber.clone()).await?)
+            Wakes::start(&pool, connect, &schema, scrubber.clone()).await?
         };
         let password_follower = options.password.as_ref().map(|feed| {
             let mut pools = vec![pool.clone()];
-            pools.extend(wakes.as_ref().map(Wakes::publisher_pool));
+            pools.extend(wakes.publisher_pool());
             PasswordFollower::start(feed, pools)
         });
         let q = Queries::render(&schema);
@@ -191,6 +193,7 @@ impl PostgresProvider {
             fetch_gate: FetchGate::default(),
             handoffs: Handoffs::default(),
             wakes,
+            session_free,
             password_follower,
             gauge_refresh: Default::default(),
         })
@@ -223,9 +226,7 @@ impl PostgresProvider {
     /// (waits for connections in use to be returned). Call it after the runtime on this
     /// provider has shut down.
     pub async fn close(&self) {
-        if let Some(wakes) = &self.wakes {
-            wakes.stop();
-        }
+        self.wakes.stop();
         if let Some(follower) = &self.password_follower {
             follower.stop();
         }
@@ -233,49 +234,41 @@ impl PostgresProvider {
         let _ = tokio::time::timeout(self.options.acquire_timeout, self.in_flight.wait()).await;
         let deadline = tokio::time::Instant::now() + self.options.acquire_timeout;
         close_fully(&self.pool, deadline).await;
-        if let Some(wakes) = &self.wakes {
+        if let Some(publisher_pool) = self.wakes.publisher_pool() {
             // The publisher task, aborted above, may have been holding its connection.
-            close_fully(&wakes.publisher_pool(), deadline).await;
+            close_fully(&publisher_pool, deadline).await;
         }
     }
 
     pub(crate) fn session_free(&self) -> bool {
-        self.wakes.is_none()
+        self.session_free
     }
 
     /// Instance ids whose execution just ended (cut to 1000 characters; "" when
-    /// notifications may have been lost). None in session-free mode.
+    /// notifications may have been lost). None in session-free mode, where other
+    /// processes' ends are not heard.
     pub(crate) fn ended_executions(&self) -> Option<broadcast::Receiver<Arc<str>>> {
-        self.wakes.as_ref().map(Wakes::ended)
+        self.wakes.across_processes().then(|| self.wakes.ended())
     }
 
-    /// The enqueue wake-up of `queue` (None in session-free mode).
-    pub(crate) fn enqueue_wake(
-        &self,
-        queue: QueueKind,
-    ) -> Option<Arc<crate::queue_wake::QueueWake>> {
-        self.wakes.as_ref().map(|w| w.queue(queue))
+    /// The enqueue wake-up of `queue`.
+    pub(crate) fn enqueue_wake(&self, queue: QueueKind) -> Arc<crate::queue_wake::QueueWake> {
+        self.wakes.queue(queue)
     }
 
     /// Work became visible on `queues` by a write that has committed (`wake.rs`).
     pub(crate) fn enqueued(&self, queues: Enqueued) {
-        if let Some(wakes) = &self.wakes {
-            wakes.enqueued(queues);
-        }
+        self.wakes.enqueued(queues);
     }
 
     /// A turn's ack committed, ending its instance's lease (`queue_wake.rs`).
     pub(crate) fn turn_acked(&self) {
-        if let Some(wakes) = &self.wakes {
-            wakes.turn_acked();
-        }
+        self.wakes.turn_acked();
     }
 
     /// A committed write ended an execution of `instance`: wake its waiters (`wake.rs`).
     pub(crate) fn announce_end(&self, instance: &str) {
-        if let Some(wakes) = &self.wakes {
-            wakes.ended_execution(instance);
-        }
+        self.wakes.ended_execution(instance);
     }
 
     pub(crate) fn query<'a>(&self, sql: &'a str) -> Query<'a, Postgres, PgArguments> {

@@ -86,11 +86,19 @@ impl Enqueued {
     }
 }
 
-/// The listen task, the publisher task and the wake-ups they feed.
+/// This process's wake-ups, and the listen and publisher tasks that carry them between
+/// processes (none in session-free mode, which keeps no session: there this process's
+/// fetches are still woken by its own enqueues, and find other processes' work when they
+/// recheck).
 pub(crate) struct Wakes {
     orchestrator: Arc<QueueWake>,
     worker: Arc<QueueWake>,
     ended: broadcast::Sender<Arc<str>>,
+    across_processes: Option<AcrossProcesses>,
+}
+
+/// LISTEN and NOTIFY between processes.
+struct AcrossProcesses {
     publish: Arc<Publish>,
     publisher_pool: PgPool,
     tasks: [JoinHandle<()>; 2],
@@ -111,6 +119,16 @@ impl Drop for Wakes {
 }
 
 impl Wakes {
+    /// Wake-ups within this process only (session-free mode).
+    pub(crate) fn in_process() -> Self {
+        Self {
+            orchestrator: Arc::default(),
+            worker: Arc::default(),
+            ended: broadcast::channel(1024).0,
+            across_processes: None,
+        }
+    }
+
     /// LISTEN on the schema's channels and start the publisher, connected with `connect`
     /// (or, if that fails, when it first has something to send).
     pub(crate) async fn start(
@@ -168,16 +186,24 @@ impl Wakes {
             orchestrator,
             worker,
             ended,
-            publish,
-            publisher_pool,
-            tasks: [listen, publisher],
+            across_processes: Some(AcrossProcesses {
+                publish,
+                publisher_pool,
+                tasks: [listen, publisher],
+            }),
         })
     }
 
     /// The publisher's own pool (the listener's connection comes from the provider's).
     /// Kept here for the password follower and for `close()`, which closes it.
-    pub(crate) fn publisher_pool(&self) -> PgPool {
-        self.publisher_pool.clone()
+    pub(crate) fn publisher_pool(&self) -> Option<PgPool> {
+        let across = self.across_processes.as_ref()?;
+        Some(across.publisher_pool.clone())
+    }
+
+    /// Whether other processes' enqueues and ended executions are heard.
+    pub(crate) fn across_processes(&self) -> bool {
+        self.across_processes.is_some()
     }
 
     /// Work became visible on `queues` by a write that has committed: wake an idle fetch
@@ -192,8 +218,10 @@ impl Wakes {
         if queues.has(WORKER) {
             self.worker.wake_one();
         }
-        self.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
-        self.publish.kick.notify_one();
+        if let Some(across) = &self.across_processes {
+            across.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
+            across.publish.kick.notify_one();
+        }
     }
 
     /// A turn's ack committed: its instance's lease ended (`queue_wake.rs`).
@@ -205,12 +233,15 @@ impl Wakes {
     pub(crate) fn ended_execution(&self, instance: &str) {
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
         let _ = self.ended.send(Arc::from(key.as_str()));
-        self.publish
-            .ended
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(key);
-        self.publish.kick.notify_one();
+        if let Some(across) = &self.across_processes {
+            across
+                .publish
+                .ended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(key);
+            across.publish.kick.notify_one();
+        }
     }
 
     pub(crate) fn queue(&self, queue: QueueKind) -> Arc<QueueWake> {
@@ -225,7 +256,7 @@ impl Wakes {
     }
 
     pub(crate) fn stop(&self) {
-        for task in &self.tasks {
+        for task in self.across_processes.iter().flat_map(|a| &a.tasks) {
             task.abort();
         }
     }

@@ -292,7 +292,8 @@ impl PostgresProvider {
             args.add(*tag_mode)?;
             args.add(tags)?;
             args.add(session.map(|s| s.owner_id.as_str()))?;
-            args.add(!self.session_free())?;
+            // Every fetch may wait: an empty claim reads when the next work becomes visible.
+            args.add(true)?;
             args.add(tell_more)
         })();
         bound.map_err(|e| {
