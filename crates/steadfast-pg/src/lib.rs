@@ -40,6 +40,7 @@ mod handoff;
 mod instance_pages;
 mod layer;
 mod lease_book;
+mod local_wakes;
 pub mod metrics;
 mod migrate;
 mod options;

@@ -16,9 +16,10 @@ pub enum PollingMode {
     Listen,
     /// Without any session state: no `LISTEN`, no session-level settings or locks, no
     /// server-side prepared statements. Use behind a transaction-mode pooler such as
-    /// PgBouncer. A fetch still waits up to `poll_timeout`, woken at once by this
-    /// provider's own enqueues (and handed the activities its turns schedule, as in
-    /// `Listen`), but nothing tells it of other processes' work: it finds that when it
+    /// PgBouncer. A fetch still waits up to `poll_timeout`, woken at once by the enqueues
+    /// of this process's providers (see [`ProviderOptions::share_wakes_in_process`]) and
+    /// handed the activities its turns schedule, as in `Listen`, but nothing tells it of
+    /// other processes' work: it finds that when it
     /// re-checks, every [`ClaimOptions::long_poll_recheck`], so that setting bounds how
     /// long work from another process waits for an idle dispatcher.
     SessionFree,
@@ -170,6 +171,14 @@ pub struct ProviderOptions {
     pub statement_timeout: Option<Duration>,
     /// See [`PollingMode`]. Default [`PollingMode::Listen`].
     pub polling: PollingMode,
+    /// Whether this provider shares wake-ups with the other providers of this process on
+    /// the same database (the URL's host, port and database name) and schema: an enqueue
+    /// through any of them wakes a waiting fetch of any at once, and an execution's end a
+    /// waiter of any (in Node, a `Client`'s start wakes its `Runtime`'s dispatchers).
+    /// Default true. Off, the provider behaves as a process of its own: the others' work
+    /// reaches it by `NOTIFY` in [`PollingMode::Listen`] and at its recheck in
+    /// [`PollingMode::SessionFree`] (for tests that stand in for several processes).
+    pub share_wakes_in_process: bool,
     /// See [`ClaimOptions`].
     pub claim: ClaimOptions,
     /// Apply pending migrations on connect. Default true. When false, connecting fails if
@@ -191,6 +200,7 @@ impl std::fmt::Debug for ProviderOptions {
             .field("statement_lock_timeout", &self.statement_lock_timeout)
             .field("statement_timeout", &self.statement_timeout)
             .field("polling", &self.polling)
+            .field("share_wakes_in_process", &self.share_wakes_in_process)
             .field("claim", &self.claim)
             .field("run_migrations", &self.run_migrations)
             .field("password", &self.password)
@@ -212,6 +222,7 @@ impl ProviderOptions {
             statement_lock_timeout: Duration::from_secs(2),
             statement_timeout: Some(Duration::from_secs(60)),
             polling: PollingMode::Listen,
+            share_wakes_in_process: true,
             claim: ClaimOptions::default(),
             run_migrations: true,
             password: None,

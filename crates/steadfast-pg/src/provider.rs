@@ -21,6 +21,7 @@ use crate::fetch_gate::FetchGate;
 use crate::give_back::GiveBack;
 use crate::handoff::Handoffs;
 use crate::lease_book::LeaseBook;
+use crate::local_wakes::LocalWakes;
 use crate::options::{PollingMode, ProviderOptions};
 use crate::orphans::OrphanSweep;
 use crate::password::PasswordFollower;
@@ -145,10 +146,11 @@ impl PostgresProvider {
             .await
             .map_err(connect_error)?;
         crate::migrate::run(&pool, &schema, options.run_migrations).await?;
+        let local = LocalWakes::for_provider(&connect, &schema, options.share_wakes_in_process);
         let wakes = if session_free {
-            Wakes::in_process()
+            Wakes::in_process(local)
         } else {
-            Wakes::start(&pool, connect, &schema, scrubber.clone()).await?
+            Wakes::start(local, &pool, connect, &schema, scrubber.clone()).await?
         };
         let password_follower = options.password.as_ref().map(|feed| {
             let mut pools = vec![pool.clone()];

@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 use crate::database_url::Scrubber;
 use crate::diagnostics::QueueKind;
 use crate::error::SetupError;
+use crate::local_wakes::LocalWakes;
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
 
@@ -86,14 +87,13 @@ impl Enqueued {
     }
 }
 
-/// This process's wake-ups, and the listen and publisher tasks that carry them between
+/// This process's wake-ups (shared with its other providers on the same database and
+/// schema: `local_wakes.rs`), and the listen and publisher tasks that carry them between
 /// processes (none in session-free mode, which keeps no session: there this process's
 /// fetches are still woken by its own enqueues, and find other processes' work when they
 /// recheck).
 pub(crate) struct Wakes {
-    orchestrator: Arc<QueueWake>,
-    worker: Arc<QueueWake>,
-    ended: broadcast::Sender<Arc<str>>,
+    local: Arc<LocalWakes>,
     across_processes: Option<AcrossProcesses>,
 }
 
@@ -120,11 +120,9 @@ impl Drop for Wakes {
 
 impl Wakes {
     /// Wake-ups within this process only (session-free mode).
-    pub(crate) fn in_process() -> Self {
+    pub(crate) fn in_process(local: Arc<LocalWakes>) -> Self {
         Self {
-            orchestrator: Arc::default(),
-            worker: Arc::default(),
-            ended: broadcast::channel(1024).0,
+            local,
             across_processes: None,
         }
     }
@@ -132,6 +130,7 @@ impl Wakes {
     /// LISTEN on the schema's channels and start the publisher, connected with `connect`
     /// (or, if that fails, when it first has something to send).
     pub(crate) async fn start(
+        local: Arc<LocalWakes>,
         pool: &PgPool,
         connect: PgConnectOptions,
         schema: &SchemaName,
@@ -152,17 +151,11 @@ impl Wakes {
             .listen_all([channel.as_str(), ended_channel.as_str()])
             .await
             .map_err(connect_error)?;
-        let nonce = crate::token::new_nonce();
-        let orchestrator = Arc::new(QueueWake::default());
-        let worker = Arc::new(QueueWake::default());
-        let (ended, _) = broadcast::channel(1024);
         let publish = Arc::new(Publish::default());
         let listen = tokio::spawn(listen(
             listener,
             ended_channel.clone(),
-            nonce.clone(),
-            [Arc::clone(&orchestrator), Arc::clone(&worker)],
-            ended.clone(),
+            Arc::clone(&local),
             scrubber.clone(),
         ));
         let publisher_pool = PgPoolOptions::new()
@@ -178,14 +171,12 @@ impl Wakes {
         let publisher = tokio::spawn(publish_loop(
             publisher_pool.clone(),
             [channel, ended_channel],
-            nonce,
+            local.nonce.clone(),
             Arc::clone(&publish),
             scrubber,
         ));
         Ok(Self {
-            orchestrator,
-            worker,
-            ended,
+            local,
             across_processes: Some(AcrossProcesses {
                 publish,
                 publisher_pool,
@@ -213,10 +204,10 @@ impl Wakes {
             return;
         }
         if queues.has(ORCHESTRATOR) {
-            self.orchestrator.wake_one();
+            self.local.orchestrator.wake_one();
         }
         if queues.has(WORKER) {
-            self.worker.wake_one();
+            self.local.worker.wake_one();
         }
         if let Some(across) = &self.across_processes {
             across.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
@@ -226,13 +217,13 @@ impl Wakes {
 
     /// A turn's ack committed: its instance's lease ended (`queue_wake.rs`).
     pub(crate) fn turn_acked(&self) {
-        self.orchestrator.forget_empty();
+        self.local.orchestrator.forget_empty();
     }
 
     /// A write that has committed ended an execution of `instance`.
     pub(crate) fn ended_execution(&self, instance: &str) {
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
-        let _ = self.ended.send(Arc::from(key.as_str()));
+        let _ = self.local.ended.send(Arc::from(key.as_str()));
         if let Some(across) = &self.across_processes {
             across
                 .publish
@@ -246,13 +237,13 @@ impl Wakes {
 
     pub(crate) fn queue(&self, queue: QueueKind) -> Arc<QueueWake> {
         match queue {
-            QueueKind::Orchestrator => Arc::clone(&self.orchestrator),
-            QueueKind::Worker => Arc::clone(&self.worker),
+            QueueKind::Orchestrator => Arc::clone(&self.local.orchestrator),
+            QueueKind::Worker => Arc::clone(&self.local.worker),
         }
     }
 
     pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {
-        self.ended.subscribe()
+        self.local.ended.subscribe()
     }
 
     pub(crate) fn stop(&self) {
@@ -272,11 +263,15 @@ fn parse_payload(payload: &str, own_nonce: &str) -> (Enqueued, bool) {
 async fn listen(
     mut listener: PgListener,
     ended_channel: String,
-    nonce: String,
-    [orchestrator, worker]: [Arc<QueueWake>; 2],
-    ended: broadcast::Sender<Arc<str>>,
+    local: Arc<LocalWakes>,
     scrubber: Scrubber,
 ) {
+    let LocalWakes {
+        orchestrator,
+        worker,
+        ended,
+        nonce,
+    } = &*local;
     loop {
         // PgListener reconnects by itself: `Ok(None)` or an error means notifications
         // may have been lost, so every idle fetch and waiter looks again.
@@ -285,7 +280,7 @@ async fn listen(
                 let _ = ended.send(Arc::from(n.payload()));
             }
             Ok(Some(n)) => {
-                let (queues, own) = parse_payload(n.payload(), &nonce);
+                let (queues, own) = parse_payload(n.payload(), nonce);
                 if own {
                     continue;
                 }

@@ -955,7 +955,7 @@ async fn other_processes_are_woken_after_the_commit() {
         o.claim.long_poll_recheck = Duration::from_secs(60)
     })
     .await;
-    let mut remote_options = common::options(&h.schema, PollingMode::Listen);
+    let mut remote_options = common::other_process(&h.schema, PollingMode::Listen);
     remote_options.claim.long_poll_recheck = Duration::from_secs(60);
     let remote = common::provider_with(remote_options).await;
     let mut ends = sqlx::postgres::PgListener::connect(&common::database_url())
@@ -1199,7 +1199,7 @@ async fn a_killed_publisher_connection_loses_no_wake_up() {
         o.database_url = format!("{}?application_name={application}", o.database_url);
     })
     .await;
-    let mut remote_options = common::options(&h.schema, PollingMode::Listen);
+    let mut remote_options = common::other_process(&h.schema, PollingMode::Listen);
     remote_options.claim.long_poll_recheck = Duration::from_secs(60);
     let remote = common::provider_with(remote_options).await;
 
@@ -1485,7 +1485,7 @@ async fn history_reads_while_waiting(wait: Wait) -> i64 {
         }
     });
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let acker = provider().await;
+    let acker = common::provider_with(common::other_process(&h.schema, PollingMode::Listen)).await;
     let completed = Event::with_event_id(
         2,
         "w",

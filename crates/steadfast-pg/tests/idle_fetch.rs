@@ -10,23 +10,13 @@ use std::time::Duration;
 
 use common::claim_counts::{SERIAL, claims, skipped_claims};
 use common::harness::{Harness, LONG, raised, start};
+use common::long_poll::{POLL, PROMPT, RECHECK, slow_recheck};
 use common::queues::Queue;
 use duroxide::providers::{Provider, SessionFetchConfig, TagFilter, WorkItem};
-use steadfast_pg::ProviderOptions;
 use tokio::time::Instant;
 
-/// Long enough that no fetch here claims on the recheck timer.
-const RECHECK: Duration = Duration::from_secs(60);
 /// A fetch that ends empty: its claim, its wait and its last claim.
 const SHORT_POLL: Duration = Duration::from_millis(200);
-const POLL: Duration = Duration::from_secs(20);
-
-fn slow_recheck(options: &mut ProviderOptions) {
-    options.claim.long_poll_recheck = RECHECK;
-}
-
-/// Far below `POLL` and `RECHECK`: a fetch that waited for either took longer.
-const PROMPT: Duration = Duration::from_secs(5);
 
 /// `what`, begun at `started`, ended well before the recheck or the poll timeout.
 fn assert_prompt(started: Instant, what: &str) {

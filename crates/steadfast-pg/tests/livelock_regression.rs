@@ -179,7 +179,7 @@ async fn livelock_scenario_ends_with_poison_and_healthy_progress() {
     // One provider per runtime: separate pools, like separate processes.
     let mut providers = Vec::with_capacity(RUNTIMES);
     for _ in 0..RUNTIMES {
-        let mut o = common::options(&schema, PollingMode::Listen);
+        let mut o = common::other_process(&schema, PollingMode::Listen);
         o.max_connections = 6;
         o.claim.max_attempts = Some(MAX_ATTEMPTS);
         o.claim.redelivery_backoff = RedeliveryBackoff {

@@ -11,38 +11,14 @@ mod common;
 use std::time::Duration;
 
 use common::claim_counts::{SERIAL, claims};
-use common::harness::{Harness, LONG, activity_item, running_metadata, start, started_event};
+use common::harness::{Harness, activity_item, running_metadata, start, started_event};
+use common::long_poll::{POLL, PROMPT, slow_recheck, waiting_orchestrator_fetch};
 use duroxide::providers::{Provider, TagFilter};
 use steadfast_pg::{PollingMode, ProviderOptions};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
-
-type Fetched = Option<(duroxide::providers::OrchestrationItem, String, u32)>;
-
-const POLL: Duration = Duration::from_secs(20);
-/// Far below `POLL` and a slow recheck: a fetch that waited for either took longer.
-const PROMPT: Duration = Duration::from_secs(5);
-
-fn slow_recheck(options: &mut ProviderOptions) {
-    options.claim.long_poll_recheck = Duration::from_secs(60);
-}
 
 async fn session_free(label: &str, tune: impl FnOnce(&mut ProviderOptions)) -> Harness {
     Harness::with_polling(label, PollingMode::SessionFree, tune).await
-}
-
-/// An orchestrator fetch on `h`'s provider, started and found still waiting.
-async fn waiting_orchestrator_fetch(h: &Harness) -> JoinHandle<Fetched> {
-    let provider = h.provider.clone();
-    let fetch = tokio::spawn(async move {
-        provider
-            .fetch_orchestration_item(LONG, POLL, None)
-            .await
-            .unwrap()
-    });
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!fetch.is_finished(), "the empty fetch waits");
-    fetch
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,7 +75,8 @@ async fn a_waiting_worker_fetch_is_handed_the_activity_its_turn_schedules() {
 async fn another_process_work_is_found_at_the_recheck() {
     let recheck = Duration::from_millis(300);
     let h = session_free("sf_other", |o| o.claim.long_poll_recheck = recheck).await;
-    let other = common::provider_with(common::options(&h.schema, PollingMode::SessionFree)).await;
+    let other =
+        common::provider_with(common::other_process(&h.schema, PollingMode::SessionFree)).await;
     let fetch = waiting_orchestrator_fetch(&h).await;
 
     other

@@ -78,7 +78,8 @@ async fn one_wake_up_for_several_items_fans_out(queue: Queue) {
     let h = Harness::new(&format!("wake_fan_{}", queue.label()), slow_recheck).await;
     let other = Harness {
         schema: h.schema.clone(),
-        provider: common::provider_with(common::options(&h.schema, PollingMode::Listen)).await,
+        provider: common::provider_with(common::other_process(&h.schema, PollingMode::Listen))
+            .await,
     };
     other.create_instance("fan").await;
     other

@@ -3,7 +3,9 @@
 //! the item is stored claimed with the fetch's lease and its first attempt counted, and it
 //! acks like a claimed item. Only what the fetch's tag filter takes is handed to it (the
 //! same items its claim would take), a refused ack leaves its reserved fetch claiming as
-//! usual, and a hung ack does not hold its reserved fetch past the fetch's poll timeout.
+//! usual, a hung ack does not hold its reserved fetch past the fetch's poll timeout, and
+//! the item stored for a reserved fetch that was cancelled is given back. Every test runs
+//! in both polling modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -13,22 +15,44 @@ use std::time::Duration;
 
 use common::claim_counts::{SERIAL, claims};
 use common::harness::{Harness, LONG, activity_item, running_metadata, start, started_event};
+use common::long_poll::{POLL, PROMPT, slow_recheck};
 use duroxide::providers::{Provider, ScheduledActivityIdentifier, TagFilter, WorkItem};
-use steadfast_pg::{PostgresProvider, ProviderOptions};
+use steadfast_pg::{PollingMode, PostgresProvider};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// Long enough that no fetch here claims on the recheck timer.
-const RECHECK: Duration = Duration::from_secs(60);
-const POLL: Duration = Duration::from_secs(20);
-/// Far below `POLL` and `RECHECK`: a fetch that waited for either took longer.
-const PROMPT: Duration = Duration::from_secs(5);
+type Fetched = Option<(WorkItem, String, u32)>;
 
-fn slow_recheck(options: &mut ProviderOptions) {
-    options.claim.long_poll_recheck = RECHECK;
+/// Each test below runs in both polling modes: `SessionFree` fetches wait and are handed
+/// activities as `Listen` ones are (through PgBouncer when STEADFAST_TEST_PGBOUNCER_URL is
+/// set).
+macro_rules! in_both_modes {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn listen() {
+                super::$test(PollingMode::Listen).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn session_free() {
+                super::$test(PollingMode::SessionFree).await
+            }
+        }
+    )*};
 }
 
-type Fetched = Option<(WorkItem, String, u32)>;
+in_both_modes!(
+    an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_without_a_claim,
+    a_waiting_fetch_is_handed_only_what_its_tag_filter_takes,
+    a_refused_ack_leaves_its_reserved_fetch_claiming,
+    an_activity_its_own_turn_cancels_is_not_handed_out,
+    a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout,
+    a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes,
+    a_cancelled_reserved_fetch_gives_its_item_back,
+);
 
 /// A worker fetch with `filter`, started and left waiting (its claim found nothing).
 async fn waiting_fetch(h: &Harness, filter: TagFilter) -> JoinHandle<Fetched> {
@@ -124,6 +148,30 @@ async fn stored_lease(h: &Harness, instance: &str, id: i64) -> (Option<String>, 
     row
 }
 
+/// The item and attempt a claim takes within `PROMPT` (short fetches, retried) once an
+/// item nobody received was given back, long before its lease would end; claimed, not
+/// handed. Reads the claim counters: hold `SERIAL`.
+async fn claimed_after_give_back(h: &Harness) -> (WorkItem, u32) {
+    let claims_before = claims("worker");
+    let mut fetched = None;
+    let until = Instant::now() + PROMPT;
+    while fetched.is_none() && Instant::now() < until {
+        fetched = h
+            .provider
+            .fetch_work_item(
+                LONG,
+                Duration::from_millis(200),
+                None,
+                &TagFilter::DefaultOnly,
+            )
+            .await
+            .unwrap();
+    }
+    let (item, _, attempts) = fetched.expect("the activity, given back");
+    assert!(claims("worker") > claims_before, "claimed, not handed");
+    (item, attempts)
+}
+
 /// Rows in the worker queue.
 async fn stored_items(h: &Harness) -> i64 {
     let admin = common::admin_pool().await;
@@ -135,10 +183,11 @@ async fn stored_items(h: &Harness) -> i64 {
     stored
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_without_a_claim() {
+async fn an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_without_a_claim(
+    polling: PollingMode,
+) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff", slow_recheck).await;
+    let h = Harness::with_polling("handoff", polling, slow_recheck).await;
     let token = claimed_start(&h, "h1", LONG).await;
     let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
     let claims_before = claims("worker");
@@ -173,10 +222,9 @@ async fn an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_withou
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_waiting_fetch_is_handed_only_what_its_tag_filter_takes() {
+async fn a_waiting_fetch_is_handed_only_what_its_tag_filter_takes(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff_tags", slow_recheck).await;
+    let h = Harness::with_polling("handoff_tags", polling, slow_recheck).await;
     let token = claimed_start(&h, "h2", LONG).await;
     let gpu = waiting_fetch(&h, TagFilter::Tags(HashSet::from(["gpu".to_string()]))).await;
     let claims_before = claims("worker");
@@ -198,10 +246,9 @@ async fn a_waiting_fetch_is_handed_only_what_its_tag_filter_takes() {
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_ack_leaves_its_reserved_fetch_claiming() {
+async fn a_refused_ack_leaves_its_reserved_fetch_claiming(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff_refused", slow_recheck).await;
+    let h = Harness::with_polling("handoff_refused", polling, slow_recheck).await;
     let lock = Duration::from_millis(500);
     let token = claimed_start(&h, "h3", lock).await;
     let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
@@ -230,10 +277,9 @@ async fn a_refused_ack_leaves_its_reserved_fetch_claiming() {
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_activity_its_own_turn_cancels_is_not_handed_out() {
+async fn an_activity_its_own_turn_cancels_is_not_handed_out(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff_cancelled", slow_recheck).await;
+    let h = Harness::with_polling("handoff_cancelled", polling, slow_recheck).await;
     let token = claimed_start(&h, "h4", LONG).await;
     let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
 
@@ -263,10 +309,9 @@ async fn an_activity_its_own_turn_cancels_is_not_handed_out() {
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
+async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff_hung", slow_recheck).await;
+    let h = Harness::with_polling("handoff_hung", polling, slow_recheck).await;
     let token = claimed_start(&h, "h5", LONG).await;
     let poll = Duration::from_secs(1);
     let fetch = h
@@ -312,33 +357,18 @@ async fn a_hung_ack_does_not_hold_its_reserved_fetch_past_its_poll_timeout() {
     ack.await.unwrap().unwrap();
     // The item the ack stored for the fetch that left is given back, first attempt
     // returned, and a claim takes it.
-    let claims_before = claims("worker");
-    let mut fetched = None;
-    let until = Instant::now() + PROMPT;
-    while fetched.is_none() && Instant::now() < until {
-        fetched = h
-            .provider
-            .fetch_work_item(
-                LONG,
-                Duration::from_millis(200),
-                None,
-                &TagFilter::DefaultOnly,
-            )
-            .await
-            .unwrap();
-    }
-    let (item, _, attempts) = fetched.expect("the activity, given back");
-    assert_eq!((item, attempts), (activity_item("h5", 2), 1));
-    assert!(claims("worker") > claims_before, "claimed, not handed");
+    assert_eq!(
+        claimed_after_give_back(&h).await,
+        (activity_item("h5", 2), 1)
+    );
     h.drop().await;
 }
 
 /// The tags of the items a fetch with `filter` takes, by claim and by hand-off: the two
 /// must agree (the claim's rule is `claim_work_item.sql`'s, the hand-off's `Offer`'s).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes() {
+async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("handoff_tag_rule", slow_recheck).await;
+    let h = Harness::with_polling("handoff_tag_rule", polling, slow_recheck).await;
     let set = |tags: &[&str]| tags.iter().map(|t| t.to_string()).collect::<HashSet<_>>();
     let filters = [
         TagFilter::DefaultOnly,
@@ -392,5 +422,35 @@ async fn a_hand_off_takes_exactly_what_a_claim_with_the_same_filter_takes() {
         }
         assert_eq!(handed, claimed, "{filter:?}: handed out, against claimed");
     }
+    h.drop().await;
+}
+
+/// A reserved fetch cancelled while its ack runs (its dispatcher shut down): the item the
+/// ack stores claimed for it is given back, first attempt returned, and a claim takes it.
+async fn a_cancelled_reserved_fetch_gives_its_item_back(polling: PollingMode) {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::with_polling("handoff_dropped", polling, slow_recheck).await;
+    let token = claimed_start(&h, "h6", LONG).await;
+    let fetch = waiting_fetch(&h, TagFilter::DefaultOnly).await;
+
+    // The ack reserves the waiting fetch, then its statement waits for the lease row.
+    let holder = h
+        .hold("SELECT 1 FROM S.instance_leases WHERE instance_id = 'h6' FOR UPDATE")
+        .await;
+    let provider = h.provider.clone();
+    let ack = tokio::spawn(async move {
+        ack_scheduling(&provider, "h6", &token, vec![activity_item("h6", 2)]).await
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!fetch.is_finished(), "the reserved fetch waits for its ack");
+    fetch.abort();
+    assert!(fetch.await.unwrap_err().is_cancelled());
+
+    holder.rollback().await.unwrap();
+    ack.await.unwrap().unwrap();
+    assert_eq!(
+        claimed_after_give_back(&h).await,
+        (activity_item("h6", 2), 1)
+    );
     h.drop().await;
 }

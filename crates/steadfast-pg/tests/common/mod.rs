@@ -4,6 +4,7 @@
 
 pub mod claim_counts;
 pub mod harness;
+pub mod long_poll;
 pub mod queues;
 
 use std::sync::Arc;
@@ -108,6 +109,14 @@ pub fn options(schema: &str, polling: PollingMode) -> ProviderOptions {
     // default. No test here is about acquire timeouts (bad_input.rs sets its own).
     o.acquire_timeout = Duration::from_secs(60);
     o.polling = polling;
+    o
+}
+
+/// [`options`] for a provider that stands in for another process: it shares no wake-ups
+/// with the providers of this one (`ProviderOptions::share_wakes_in_process`).
+pub fn other_process(schema: &str, polling: PollingMode) -> ProviderOptions {
+    let mut o = options(schema, polling);
+    o.share_wakes_in_process = false;
     o
 }
 
