@@ -101,7 +101,7 @@ export interface PostgresConnectOptions {
   statementLockTimeoutMs?: number
   /** Server `statement_timeout` per statement, 1–3600000 ms (not applied in `sessionFree` mode; migrations run without it). A claim that runs out of it while reading its instance counts the attempt, so the attempt ceiling ends an instance that always does. Default 60000. */
   statementTimeoutMs?: number
-  /** `"listen"`: long polling with LISTEN/NOTIFY. `"sessionFree"`: no session state (PgBouncer transaction mode); fetches are woken by this process's enqueues only and find other processes' work every `longPollRecheckMs`. Default `"listen"`. */
+  /** `"listen"`: long polling with LISTEN/NOTIFY. `"sessionFree"`: no session state (PgBouncer transaction mode); fetches are woken by this process's enqueues only and find other processes' work every `longPollRecheckMs` (and waits their ends). Default `"listen"`. */
   polling?: 'listen' | 'sessionFree'
   /** Apply pending migrations on connect. Default true; when false, connecting fails unless the schema is current. */
   runMigrations?: boolean
@@ -1056,7 +1056,7 @@ export interface RuntimeOptions {
   redeliveryBackoffCapMs?: number
   /** Redelivery jitter, a number 0–1. Default 0.2. */
   redeliveryBackoffJitter?: number
-  /** Longest sleep of a waiting fetch between checks (in `sessionFree` mode it bounds how long other processes' work waits), 10–60000. Default 250. */
+  /** Longest sleep of a waiting fetch between checks (in `sessionFree` mode it bounds how long other processes' work waits, and how often `waitForOrchestration` reads the status for an end committed by another process), 10–60000. Default 250. */
   longPollRecheckMs?: number
   /**
    * How long a message to an instance that nothing has started (a mistyped id, an event raised

@@ -87,7 +87,8 @@ pub struct ClaimOptions {
     pub redelivery_backoff: RedeliveryBackoff,
     /// The longest a waiting fetch sleeps between checks when no wake-up arrives (covers
     /// delayed visibility and expiring leases, and in [`PollingMode::SessionFree`] every
-    /// other process's work). Default 250 ms. Range 10 ms..=60 s.
+    /// other process's work; there `wait_for_orchestration` also reads the status this
+    /// often, for an end committed by another process). Default 250 ms. Range 10 ms..=60 s.
     pub long_poll_recheck: Duration,
     /// How long an orchestrator message to an instance that nothing has started (a
     /// mistyped id, an event raised before its start, a completion for a deleted

@@ -62,8 +62,6 @@ pub struct PostgresProvider {
     pub(crate) handoffs: Handoffs,
     /// Long-poll wake-ups: within this process always, between processes in `Listen` mode.
     wakes: Wakes,
-    /// `PollingMode::SessionFree`: no session state (no statement cache, no LISTEN).
-    session_free: bool,
     /// Sets a changed password on the pools (None without `options.password`).
     password_follower: Option<PasswordFollower>,
     pub(crate) gauge_refresh: crate::metrics::GaugeRefresh,
@@ -195,7 +193,6 @@ impl PostgresProvider {
             fetch_gate: FetchGate::default(),
             handoffs: Handoffs::default(),
             wakes,
-            session_free,
             password_follower,
             gauge_refresh: Default::default(),
         })
@@ -242,15 +239,26 @@ impl PostgresProvider {
         }
     }
 
+    /// `PollingMode::SessionFree`: no session state (no statement cache, no LISTEN).
     pub(crate) fn session_free(&self) -> bool {
-        self.session_free
+        self.options.polling == PollingMode::SessionFree
     }
 
     /// Instance ids whose execution just ended (cut to 1000 characters; "" when
-    /// notifications may have been lost). None in session-free mode, where other
-    /// processes' ends are not heard.
-    pub(crate) fn ended_executions(&self) -> Option<broadcast::Receiver<Arc<str>>> {
-        self.wakes.across_processes().then(|| self.wakes.ended())
+    /// notifications may have been lost), and the longest a waiter should go without
+    /// reading the status: in session-free mode, where only this process's ends are heard,
+    /// `claim.long_poll_recheck` (as for other processes' work); else `listen_recheck`, a
+    /// backstop.
+    pub(crate) fn ended_executions(
+        &self,
+        listen_recheck: Duration,
+    ) -> (broadcast::Receiver<Arc<str>>, Duration) {
+        let recheck = if self.wakes.across_processes() {
+            listen_recheck
+        } else {
+            self.options.claim.long_poll_recheck
+        };
+        (self.wakes.ended(), recheck)
     }
 
     /// The enqueue wake-up of `queue`.

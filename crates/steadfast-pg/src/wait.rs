@@ -5,7 +5,10 @@
 //! is most of the database's work (measured in `bench/node`: ~24 of the 32 transactions
 //! of a one-activity orchestration). Here the status is read once, and again only when
 //! the execution-end wake-up (`wake.rs`) names the instance, when the listen connection
-//! reconnected, or after `RECHECK` at the latest.
+//! reconnected, or after `RECHECK` at the latest. In session-free mode, with no listener,
+//! only the ends committed by this process's providers wake a waiter (`local_wakes.rs`),
+//! and it reads again every `claim.long_poll_recheck`: other processes' ends are found
+//! as their work is.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +28,8 @@ impl PostgresProvider {
     /// `duroxide::Client::wait_for_orchestration` does (same results, same
     /// `ClientError::Timeout`), but woken by the execution-end notification instead of
     /// polling. `client` must be on this provider's database and schema. Without LISTEN
-    /// ([`PollingMode::SessionFree`](crate::PollingMode)) this is duroxide's polling wait.
+    /// ([`PollingMode::SessionFree`](crate::PollingMode)) only this process's ends are
+    /// heard, and the status is read again every `claim.long_poll_recheck`.
     pub async fn wait_for_orchestration(
         &self,
         client: &Client,
@@ -33,9 +37,7 @@ impl PostgresProvider {
         timeout: Duration,
     ) -> Result<OrchestrationStatus, ClientError> {
         // Subscribed before the first read, so an end committed after that read is heard.
-        let Some(mut ended) = self.ended_executions() else {
-            return client.wait_for_orchestration(instance, timeout).await;
-        };
+        let (mut ended, recheck) = self.ended_executions(RECHECK);
         let deadline = Instant::now() + timeout;
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
         loop {
@@ -50,7 +52,7 @@ impl PostgresProvider {
             if now >= deadline {
                 return Err(ClientError::Timeout);
             }
-            wait_for_end(&mut ended, &key, (now + RECHECK).min(deadline)).await;
+            wait_for_end(&mut ended, &key, (now + recheck).min(deadline)).await;
         }
     }
 }

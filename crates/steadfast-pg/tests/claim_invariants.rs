@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use duroxide::providers::{ExecutionMetadata, Provider, TagFilter, WorkItem};
 use duroxide::{ErrorDetails, Event, EventKind, PoisonMessageType};
-use steadfast_pg::{DiagnosticKind, PollingMode, PostgresProvider};
+use steadfast_pg::{DiagnosticKind, PollingMode, PostgresProvider, ProviderOptions};
 
 /// A fetch long-polling up to 20 s: (instance it got, how long it took).
 fn spawn_long_poll(
@@ -1437,9 +1437,28 @@ enum Wait {
 /// that completes 1.2 s into the wait. Counted from the server's table counters; every
 /// provider involved is closed before a reading, since a backend reports its counts for
 /// sure when it exits (an idle one only within a second or, under contention, ten).
-async fn history_reads_while_waiting(wait: Wait) -> i64 {
+/// `Listen`: the end is committed by another process (heard by NOTIFY). `SessionFree`
+/// (directly on the database, so that backends exit with their providers): by another
+/// provider of this process, as a Node `Runtime` beside its `Client`; the waiter's
+/// recheck is 1 s, as `Listen`'s backstop is.
+async fn history_reads_while_waiting(wait: Wait, polling: PollingMode) -> i64 {
     let h = Harness::new("wait_end", |_| {}).await;
-    let provider = || common::provider_with(common::options(&h.schema, PollingMode::Listen));
+    let session_free = |mut o: ProviderOptions| {
+        o.database_url = common::database_url();
+        o.polling = PollingMode::SessionFree;
+        o.claim.long_poll_recheck = Duration::from_secs(1);
+        o
+    };
+    let (waiter_options, acker_options) = match polling {
+        PollingMode::Listen => (
+            common::options(&h.schema, polling),
+            common::other_process(&h.schema, polling),
+        ),
+        PollingMode::SessionFree => (
+            session_free(common::options(&h.schema, polling)),
+            session_free(common::options(&h.schema, polling)),
+        ),
+    };
     h.provider
         .enqueue_for_orchestrator(start("w"), None)
         .await
@@ -1462,7 +1481,7 @@ async fn history_reads_while_waiting(wait: Wait) -> i64 {
         n as i64
     };
     let before = reads().await;
-    let waiter = provider().await;
+    let waiter = common::provider_with(waiter_options).await;
     let client = duroxide::Client::new(waiter.clone());
     let waiting = tokio::spawn({
         let waiter = waiter.clone();
@@ -1485,7 +1504,7 @@ async fn history_reads_while_waiting(wait: Wait) -> i64 {
         }
     });
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let acker = common::provider_with(common::other_process(&h.schema, PollingMode::Listen)).await;
+    let acker = common::provider_with(acker_options).await;
     let completed = Event::with_event_id(
         2,
         "w",
@@ -1534,9 +1553,10 @@ async fn history_reads_while_waiting(wait: Wait) -> i64 {
 /// every 5–100 ms (18 times when this was written).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_for_an_orchestration_is_woken_by_its_end_not_by_polling() {
-    let nobody = history_reads_while_waiting(Wait::Nobody).await;
-    let notified = history_reads_while_waiting(Wait::Notified).await - nobody;
-    let polling = history_reads_while_waiting(Wait::Polling).await - nobody;
+    let listen = PollingMode::Listen;
+    let nobody = history_reads_while_waiting(Wait::Nobody, listen).await;
+    let notified = history_reads_while_waiting(Wait::Notified, listen).await - nobody;
+    let polling = history_reads_while_waiting(Wait::Polling, listen).await - nobody;
     println!("status reads during the wait: notified {notified}, polling {polling}");
     assert!(
         notified <= 4,
@@ -1548,9 +1568,25 @@ async fn waiting_for_an_orchestration_is_woken_by_its_end_not_by_polling() {
     );
 }
 
+/// In session-free mode (no LISTEN) the wait is woken by an end committed by another
+/// provider of its process, and otherwise reads the status every `long_poll_recheck`
+/// (1 s here): a few reads over the 1.2 s wait, not one every 5–100 ms as duroxide's
+/// polling wait, which it was before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_free_wait_is_woken_by_its_process_s_end_not_by_polling() {
+    let session_free = PollingMode::SessionFree;
+    let nobody = history_reads_while_waiting(Wait::Nobody, session_free).await;
+    let notified = history_reads_while_waiting(Wait::Notified, session_free).await - nobody;
+    println!("status reads during the session-free wait: {notified}");
+    assert!(
+        notified <= 4,
+        "the session-free wait read the status {notified} times"
+    );
+}
+
 /// The notified wait keeps duroxide's contract for the rest: a timeout is
 /// `ClientError::Timeout` after about the timeout, an unknown instance is waited for, and
-/// without LISTEN (session-free mode) it falls back to polling and still sees the end.
+/// without LISTEN (session-free mode) it still times out so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_notified_wait_times_out_like_duroxides() {
     for polling in [PollingMode::Listen, PollingMode::SessionFree] {

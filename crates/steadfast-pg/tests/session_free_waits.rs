@@ -11,7 +11,9 @@ mod common;
 use std::time::Duration;
 
 use common::claim_counts::{SERIAL, claims};
-use common::harness::{Harness, activity_item, running_metadata, start, started_event};
+use common::harness::{
+    Harness, LONG, activity_item, completed_turn, running_metadata, start, started_event,
+};
 use common::long_poll::{POLL, PROMPT, slow_recheck, waiting_orchestrator_fetch};
 use duroxide::providers::{Provider, TagFilter};
 use steadfast_pg::{PollingMode, ProviderOptions};
@@ -89,6 +91,56 @@ async fn another_process_work_is_found_at_the_recheck() {
         .unwrap()
         .expect("the start");
     assert_eq!(item.instance, "sf3");
+    other.close().await;
+    h.drop().await;
+}
+
+/// A wait hears only its own process's ends in session-free mode; another process's it
+/// finds when it reads the status again, every `long_poll_recheck`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_end_is_found_at_the_recheck() {
+    let h = session_free("sf_end", |o| {
+        o.claim.long_poll_recheck = Duration::from_millis(300)
+    })
+    .await;
+    let other =
+        common::provider_with(common::other_process(&h.schema, PollingMode::SessionFree)).await;
+    other
+        .enqueue_for_orchestrator(start("sf4"), None)
+        .await
+        .unwrap();
+    let (_, token, _) = other
+        .fetch_orchestration_item(LONG, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("the start");
+    let waiting = {
+        let provider = h.provider.clone();
+        tokio::spawn(async move {
+            let client = duroxide::Client::new(provider.clone());
+            provider
+                .wait_for_orchestration(&client, "sf4", POLL)
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "the wait waits");
+
+    let (mut events, metadata) = completed_turn("sf4", 2);
+    events.insert(0, started_event("sf4"));
+    other
+        .ack_orchestration_item(&token, 1, events, vec![], vec![], metadata, vec![])
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(PROMPT, waiting)
+        .await
+        .expect("found within a few rechecks, long before the wait's timeout")
+        .unwrap();
+    assert!(
+        matches!(status, duroxide::OrchestrationStatus::Completed { .. }),
+        "{status:?}"
+    );
     other.close().await;
     h.drop().await;
 }
