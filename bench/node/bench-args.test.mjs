@@ -30,6 +30,11 @@ test('--peer: dbos (the default) runs both DBOS variants; dbos-direct, dbos-queu
   assert.equal(parseArgs(['--peer', 'dbos-queue']).peer, 'dbos-queue')
 })
 
+test("--polling: steadfast's mode, listen by default", () => {
+  assert.equal(parseArgs([]).polling, 'listen')
+  assert.equal(parseArgs(['--polling', 'session-free']).polling, 'session-free')
+})
+
 test('the DBOS queue variant polling intervals: defaults and values', () => {
   const d = parseArgs(['--smoke'])
   assert.equal(d.dbosQueuePollMs, 20)
@@ -45,6 +50,7 @@ test('rejected --peer and polling values name the flag and the rule, and exit 2'
     [['--peer', 'DBOS'], '--peer must be dbos, dbos-direct, dbos-queue or none (got "DBOS")'],
     [['--peer', 'dbos,none'], '--peer must be dbos, dbos-direct, dbos-queue or none (got "dbos,none")'],
     [['--peer'], '--peer needs a value'],
+    [['--polling', 'sessionFree'], '--polling must be listen or session-free (got "sessionFree")'],
     [['--dbos-queue-poll-ms', '0'], '--dbos-queue-poll-ms must be an integer from 1 to 10000 (got "0")'],
     [['--dbos-result-poll-ms', '1.5'], '--dbos-result-poll-ms must be an integer from 1 to 10000 (got "1.5")'],
     [

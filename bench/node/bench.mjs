@@ -42,7 +42,8 @@ const PEERS = {
 
 const USAGE = `usage: node bench/node/bench.mjs [--smoke] [--profile release|debug]
                                 [--dispatchers 1,2,4,8,16,32] [--window-s S] [--in-flight N]
-                                [--pool N] [--peer dbos|dbos-direct|dbos-queue|none]
+                                [--pool N] [--polling listen|session-free]
+                                [--peer dbos|dbos-direct|dbos-queue|none]
                                 [--dbos-queue-poll-ms MS] [--dbos-result-poll-ms MS]
                                 [--out FILE] [--database-url URL]
 
@@ -57,6 +58,9 @@ const USAGE = `usage: node bench/node/bench.mjs [--smoke] [--profile release|deb
   --in-flight     instances kept in flight by the closed loop; default 64
   --pool          connections per steadfast-pg pool (the client's and the runtime's);
                   DBOS gets twice this for its one pool; default 16
+  --polling       steadfast's polling mode, for the binding and the Rust baseline alike:
+                  listen (LISTEN/NOTIFY) or session-free (no session state, as behind a
+                  transaction-mode pooler; connected to --database-url); default listen
   --peer          which DBOS Transact variants run after the steadfast runs:
                   dbos (default: both), dbos-direct (DBOS.startWorkflow, once),
                   dbos-queue (enqueued on a WorkflowQueue whose workerConcurrency is the
@@ -91,6 +95,7 @@ export function parseArgs(argv) {
     windowS: null,
     inFlight: null,
     pool: 16,
+    polling: 'listen',
     peer: 'dbos',
     dbosQueuePollMs: DEFAULT_DBOS_QUEUE_POLL_MS,
     dbosResultPollMs: DEFAULT_DBOS_RESULT_POLL_MS,
@@ -131,6 +136,11 @@ export function parseArgs(argv) {
       }
       case '--in-flight': a.inFlight = positiveInt('--in-flight', next(), 10000); break
       case '--pool': a.pool = positiveInt('--pool', next(), 100); break
+      case '--polling': {
+        a.polling = next()
+        if (!['listen', 'session-free'].includes(a.polling)) fail(`--polling must be listen or session-free (got ${JSON.stringify(a.polling)})`)
+        break
+      }
       case '--peer': {
         a.peer = next()
         if (!Object.hasOwn(PEERS, a.peer)) fail(`--peer must be dbos, dbos-direct, dbos-queue or none (got ${JSON.stringify(a.peer)})`)
@@ -401,6 +411,7 @@ async function runRust(a, bin, dispatchers) {
     '--pool', String(a.pool),
     '--max-attempts', String(MAX_ATTEMPTS),
     '--log-level', LOG_LEVEL,
+    '--polling', a.polling,
   ]
   const before = await databaseWork(a.databaseUrl)
   return new Promise((resolve, reject) => {
@@ -435,7 +446,8 @@ async function runNode(a, steadfast, dispatchers) {
   const { PostgresProvider, Client, Runtime } = steadfast
   const schema = uniqueSchema(`js${dispatchers}`)
   const url = withApplicationName(a.databaseUrl, schema)
-  const provider = await PostgresProvider.connectWithOptions({ url, schema, maxConnections: a.pool })
+  const polling = a.polling === 'session-free' ? 'sessionFree' : 'listen'
+  const provider = await PostgresProvider.connectWithOptions({ url, schema, maxConnections: a.pool, polling })
   const rt = new Runtime(provider, {
     orchestrationConcurrency: dispatchers,
     workerConcurrency: dispatchers,
@@ -628,6 +640,7 @@ async function main() {
       completion: 'each loop starts an instance and awaits it (client.waitForOrchestration / PostgresProvider::wait_for_orchestration, both woken by the execution-end notification / handle.getResult)',
       runtime_options: { orchestrationConcurrency: 'N', workerConcurrency: 'N', maxAttempts: MAX_ATTEMPTS, logLevel: LOG_LEVEL },
       pool_per_steadfast_pool: a.pool,
+      steadfast_polling: a.polling,
     },
     overhead: [],
     peer: null,

@@ -22,12 +22,12 @@ use duroxide::{
     ActivityContext, Client, OrchestrationContext, OrchestrationRegistry, OrchestrationStatus,
 };
 use serde_json::json;
-use steadfast_pg::{PostgresProvider, ProviderOptions};
+use steadfast_pg::{PollingMode, PostgresProvider, ProviderOptions};
 
 const USAGE: &str = "\
 usage: steadfast-node-baseline --schema NAME --dispatchers N --in-flight N --warmup-ms MS
                                --window-ms MS --until-first-ms MS --pool N --max-attempts N
-                               --log-level LEVEL
+                               --log-level LEVEL [--polling listen|session-free]
 The database URL is read from STEADFAST_BENCH_DATABASE_URL. With --until-first-ms > 0 the
 loop goes on past the window until something completed, at most that long from the start.";
 
@@ -42,6 +42,7 @@ struct Args {
     pool: u32,
     max_attempts: u32,
     log_level: String,
+    polling: PollingMode,
 }
 
 fn parse_args() -> Result<Args> {
@@ -77,6 +78,11 @@ fn parse_args() -> Result<Args> {
         pool: number("pool", take("pool")?)? as u32,
         max_attempts: number("max-attempts", take("max-attempts")?)? as u32,
         log_level: take("log-level")?,
+        polling: match named.remove("polling").as_deref() {
+            None | Some("listen") => PollingMode::Listen,
+            Some("session-free") => PollingMode::SessionFree,
+            Some(other) => bail!("--polling must be listen or session-free (got {other:?})"),
+        },
     };
     if let Some(extra) = named.keys().next() {
         bail!("unknown option --{extra}\n{USAGE}");
@@ -112,6 +118,7 @@ struct Samples {
 async fn run(a: Args) -> Result<serde_json::Value> {
     let mut options = ProviderOptions::new(a.database_url.clone()).with_schema(a.schema.clone());
     options.max_connections = a.pool;
+    options.polling = a.polling;
     let client_provider = Arc::new(
         PostgresProvider::connect_with_options(options.clone())
             .await
