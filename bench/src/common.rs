@@ -483,11 +483,15 @@ pub async fn db_work_per_orchestration(
     Ok(Some(work))
 }
 
-/// The admin console of the PgBouncer at `url`, and the database `url` names.
+/// The admin console of the PgBouncer at `url` (same query parameters), and the database
+/// `url` names.
 pub fn pooler_admin(url: &str) -> Option<(String, String)> {
-    let (base, rest) = url.rsplit_once('/')?;
-    let db = rest.split('?').next()?.to_string();
-    Some((format!("{base}/pgbouncer"), db))
+    let (path, query) = match url.split_once('?') {
+        Some((path, query)) => (path, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let (base, db) = path.rsplit_once('/')?;
+    Some((format!("{base}/pgbouncer{query}"), db.to_string()))
 }
 
 /// Runs `command` on the admin console of the PgBouncer at `url` (simple-query protocol,
@@ -555,4 +559,24 @@ pub fn cpu_seconds() -> Option<(f64, f64)> {
         }
     }
     Some((own as f64 / HZ, server as f64 / HZ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pooler_admin_console_is_found_past_a_query_string() {
+        assert_eq!(
+            pooler_admin("postgres://u@h:6432/db"),
+            Some(("postgres://u@h:6432/pgbouncer".into(), "db".into()))
+        );
+        assert_eq!(
+            pooler_admin("postgres://u@h:6432/db?options=-c%20a/b&sslmode=disable"),
+            Some((
+                "postgres://u@h:6432/pgbouncer?options=-c%20a/b&sslmode=disable".into(),
+                "db".into()
+            ))
+        );
+    }
 }

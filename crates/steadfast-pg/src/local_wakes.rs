@@ -6,7 +6,10 @@
 //! waiting fetch only by `NOTIFY` (`Listen`: a publish gap and a round trip through the
 //! server) or at the fetch's recheck (`SessionFree`: up to `claim.long_poll_recheck`).
 //! Shared, it wakes the fetch at once, and the listeners of these providers pass over the
-//! notifications any of them sent (one nonce for all). A provider with
+//! notifications any of them sent (one nonce for all). Each listening provider has its
+//! own listener, but only one of them at a time passes what it hears on (the first to
+//! hear something after the last one stopped), so that a notification wakes this
+//! process once, not once per provider. A provider with
 //! `ProviderOptions::share_wakes_in_process` off gets wake-ups of its own, as if it were
 //! in a process of its own.
 //!
@@ -16,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use sqlx::postgres::PgConnectOptions;
@@ -34,6 +38,8 @@ pub(crate) struct LocalWakes {
     pub(crate) ended: broadcast::Sender<Arc<str>>,
     /// Names this process's notifications, so that its listeners pass over them.
     pub(crate) nonce: String,
+    /// The listener that passes notifications on ([`Self::forwards`]); 0 = none.
+    forwarder: AtomicU64,
 }
 
 impl LocalWakes {
@@ -43,7 +49,27 @@ impl LocalWakes {
             worker: Arc::default(),
             ended: broadcast::channel(ENDED_BACKLOG).0,
             nonce: crate::token::new_nonce(),
+            forwarder: AtomicU64::new(0),
         }
+    }
+
+    /// Whether listener `id` (never 0) passes on what it hears: it does if it already
+    /// does, or if no listener does.
+    pub(crate) fn forwards(&self, id: u64) -> bool {
+        match self
+            .forwarder
+            .compare_exchange(0, id, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(current) => current == id,
+        }
+    }
+
+    /// Listener `id` stopped: another takes over at the next notification it hears.
+    pub(crate) fn stopped_listening(&self, id: u64) {
+        let _ = self
+            .forwarder
+            .compare_exchange(id, 0, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// The wake-ups of the providers of this process on `connect`'s database and

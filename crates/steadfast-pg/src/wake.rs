@@ -15,12 +15,17 @@
 //!
 //! Payload: the queues (`o`, `w` or `ow`), a space, the sending process's nonce.
 //!
-//! Ended executions go the same way: waiters of this process are told at once, the
-//! others by one notification per instance on the `_end` channel, whose payload is the
-//! instance id cut to [`END_PAYLOAD_CHARS`] characters (a payload must stay under 8000
-//! bytes; a waiter compares only that much, and a false wake costs one status read).
+//! Ended executions go by one notification per instance on the `_end` channel, whose
+//! payload is the instance id cut to [`END_PAYLOAD_CHARS`] characters (a payload must stay
+//! under 8000 bytes; a waiter compares only that much, and a false wake costs one status
+//! read); this process's waiters hear it through its listener too. In session-free mode,
+//! with no listener, waiters of this process are told directly, and nothing else.
+//!
+//! The providers of one process on the same database and schema share these wake-ups
+//! and the nonce, and one listener among them passes on what it hears
+//! (`local_wakes.rs`).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -99,6 +104,8 @@ pub(crate) struct Wakes {
 
 /// LISTEN and NOTIFY between processes.
 struct AcrossProcesses {
+    /// This provider's listener, among those sharing its [`LocalWakes`].
+    listener_id: u64,
     publish: Arc<Publish>,
     publisher_pool: PgPool,
     tasks: [JoinHandle<()>; 2],
@@ -152,10 +159,13 @@ impl Wakes {
             .await
             .map_err(connect_error)?;
         let publish = Arc::new(Publish::default());
+        static LISTENER_IDS: AtomicU64 = AtomicU64::new(1);
+        let listener_id = LISTENER_IDS.fetch_add(1, Ordering::Relaxed);
         let listen = tokio::spawn(listen(
             listener,
             ended_channel.clone(),
             Arc::clone(&local),
+            listener_id,
             scrubber.clone(),
         ));
         let publisher_pool = PgPoolOptions::new()
@@ -178,6 +188,7 @@ impl Wakes {
         Ok(Self {
             local,
             across_processes: Some(AcrossProcesses {
+                listener_id,
                 publish,
                 publisher_pool,
                 tasks: [listen, publisher],
@@ -220,19 +231,23 @@ impl Wakes {
         self.local.orchestrator.forget_empty();
     }
 
-    /// A write that has committed ended an execution of `instance`.
+    /// A write that has committed ended an execution of `instance`. With a listener, this
+    /// process's waiters hear it as the others do, by the notification: told directly as
+    /// well, every waiter of the process would wake twice for every end (the
+    /// notifications carry no sender), as they did before session 30.
     pub(crate) fn ended_execution(&self, instance: &str) {
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
-        let _ = self.local.ended.send(Arc::from(key.as_str()));
-        if let Some(across) = &self.across_processes {
-            across
-                .publish
-                .ended
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(key);
-            across.publish.kick.notify_one();
-        }
+        let Some(across) = &self.across_processes else {
+            let _ = self.local.ended.send(Arc::from(key.as_str()));
+            return;
+        };
+        across
+            .publish
+            .ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(key);
+        across.publish.kick.notify_one();
     }
 
     pub(crate) fn queue(&self, queue: QueueKind) -> Arc<QueueWake> {
@@ -247,8 +262,11 @@ impl Wakes {
     }
 
     pub(crate) fn stop(&self) {
-        for task in self.across_processes.iter().flat_map(|a| &a.tasks) {
-            task.abort();
+        if let Some(across) = &self.across_processes {
+            for task in &across.tasks {
+                task.abort();
+            }
+            self.local.stopped_listening(across.listener_id);
         }
     }
 }
@@ -264,6 +282,7 @@ async fn listen(
     mut listener: PgListener,
     ended_channel: String,
     local: Arc<LocalWakes>,
+    id: u64,
     scrubber: Scrubber,
 ) {
     let LocalWakes {
@@ -271,11 +290,19 @@ async fn listen(
         worker,
         ended,
         nonce,
+        ..
     } = &*local;
     loop {
         // PgListener reconnects by itself: `Ok(None)` or an error means notifications
         // may have been lost, so every idle fetch and waiter looks again.
-        match listener.try_recv().await {
+        let heard = listener.try_recv().await;
+        if !local.forwards(id) {
+            if heard.is_err() {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            continue;
+        }
+        match heard {
             Ok(Some(n)) if n.channel() == ended_channel => {
                 let _ = ended.send(Arc::from(n.payload()));
             }

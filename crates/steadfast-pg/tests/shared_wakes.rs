@@ -2,8 +2,8 @@
 //! (src/local_wakes.rs): in Node a `Client` and a `Runtime` each open one, and a start
 //! committed through the client's wakes the runtime's waiting fetch at once, in
 //! `SessionFree` mode too, where nothing else would tell it before its recheck. Their
-//! listeners pass over the notifications any of them sent, so an enqueue wakes this
-//! process once. A provider with `share_wakes_in_process` off behaves as another process.
+//! listeners pass over the notifications any of them sent, and one of them passes on
+//! another process's, so an enqueue wakes this process once. A provider with `share_wakes_in_process` off behaves as another process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -75,20 +75,23 @@ async fn a_provider_of_its_own_is_not_woken() {
     h.drop().await;
 }
 
-/// Two listening providers of one process: the other's enqueue wakes one of this one's
-/// two waiting fetches directly, and its notification wakes neither again (one nonce for
-/// the process), so the second fetch runs no empty claim. (Every test here holds
-/// `SERIAL`: the others' fetches would count empty claims too.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_listening_process_is_woken_once_per_enqueue() {
+/// Two listening providers of one process, this one with two waiting fetches: an enqueue
+/// by `enqueuer` wakes one of them, once. By the other provider of the process: directly,
+/// and its notification wakes nothing again (one nonce for the process). By another
+/// process: through one of the two listeners only. So the second fetch runs no empty
+/// claim. (Every test here holds `SERIAL`: the others' fetches would count empty claims
+/// too.)
+async fn a_listening_process_is_woken_once(label: &str, enqueuer_shares: bool) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::new("shared_listen", slow_recheck).await;
+    let h = Harness::new(label, slow_recheck).await;
     let client = second_provider(&h, PollingMode::Listen, true).await;
+    let remote = second_provider(&h, PollingMode::Listen, false).await;
     let first = waiting_orchestrator_fetch(&h).await;
     let second = waiting_orchestrator_fetch(&h).await;
     let empty_before = empty_claims("orchestrator");
 
-    client
+    let enqueuer = if enqueuer_shares { &client } else { &remote };
+    enqueuer
         .enqueue_for_orchestrator(start("once"), None)
         .await
         .unwrap();
@@ -106,9 +109,20 @@ async fn a_listening_process_is_woken_once_per_enqueue() {
     assert_eq!(
         empty_claims("orchestrator") - empty_before,
         0,
-        "no second wake-up from the process's own notification"
+        "no second wake-up for one enqueue"
     );
     waiting.abort();
     client.close().await;
+    remote.close().await;
     h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listening_process_is_woken_once_by_its_own_enqueue() {
+    a_listening_process_is_woken_once("shared_listen_own", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listening_process_is_woken_once_by_another_process() {
+    a_listening_process_is_woken_once("shared_listen_remote", false).await;
 }
