@@ -8,8 +8,13 @@
 //! Shared, it wakes the fetch at once, and the listeners of these providers pass over the
 //! notifications any of them sent (one nonce for all). Each listening provider has its
 //! own listener, but only one of them at a time passes what it hears on (the first to
-//! hear something after the last one stopped), so that a notification wakes this
-//! process once, not once per provider. A provider with
+//! hear something after the last one stopped, or after the last one's task ended
+//! however it ended), so that a notification is heard once in this process, not once
+//! per provider. A wake-up (an enqueue of this process or a notification) wakes one
+//! waiting fetch of each provider: providers may take different work (two runtimes with
+//! different version ranges or tags), and a fetch that is woken for work it cannot take
+//! finds nothing and does not pass the wake-up on (a fetch that claims something does,
+//! `polling.rs`). A provider with
 //! `ProviderOptions::share_wakes_in_process` off gets wake-ups of its own, as if it were
 //! in a process of its own.
 //!
@@ -20,7 +25,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
 
 use sqlx::postgres::PgConnectOptions;
 use tokio::sync::broadcast;
@@ -31,10 +36,17 @@ use crate::schema::SchemaName;
 /// How many ended-execution wake-ups a slow waiter may fall behind before it re-reads.
 const ENDED_BACKLOG: usize = 1024;
 
-/// One process's wake-ups for one database and schema.
-pub(crate) struct LocalWakes {
+/// One provider's waiting fetches, per queue.
+#[derive(Default)]
+pub(crate) struct ProviderWakes {
     pub(crate) orchestrator: Arc<QueueWake>,
     pub(crate) worker: Arc<QueueWake>,
+}
+
+/// One process's wake-ups for one database and schema.
+pub(crate) struct LocalWakes {
+    /// The providers sharing these, pruned as they are dropped.
+    providers: RwLock<Vec<Weak<ProviderWakes>>>,
     pub(crate) ended: broadcast::Sender<Arc<str>>,
     /// Names this process's notifications, so that its listeners pass over them.
     pub(crate) nonce: String,
@@ -45,17 +57,43 @@ pub(crate) struct LocalWakes {
 impl LocalWakes {
     fn new() -> Self {
         Self {
-            orchestrator: Arc::default(),
-            worker: Arc::default(),
+            providers: RwLock::default(),
             ended: broadcast::channel(ENDED_BACKLOG).0,
             nonce: crate::token::new_nonce(),
             forwarder: AtomicU64::new(0),
         }
     }
 
+    /// The waiting fetches of a new provider, which are woken with those of every other.
+    pub(crate) fn join(&self) -> Arc<ProviderWakes> {
+        let joined = Arc::new(ProviderWakes::default());
+        let mut providers = self.providers.write().unwrap_or_else(|p| p.into_inner());
+        providers.retain(|p| p.strong_count() > 0);
+        providers.push(Arc::downgrade(&joined));
+        joined
+    }
+
+    /// Run `f` on the waiting fetches of each provider still open.
+    pub(crate) fn each_provider(&self, mut f: impl FnMut(&ProviderWakes)) {
+        let providers = self.providers.read().unwrap_or_else(|p| p.into_inner());
+        for provider in providers.iter().filter_map(Weak::upgrade) {
+            f(&provider);
+        }
+    }
+
+    /// Listener `id` passes on what it hears while the returned guard lives, if
+    /// [`Self::forwards`] says so; the slot is given up when the guard is dropped, also
+    /// when the listener's task panics or is aborted.
+    pub(crate) fn listening(self: &Arc<Self>, id: u64) -> Listening {
+        Listening {
+            local: Arc::clone(self),
+            id,
+        }
+    }
+
     /// Whether listener `id` (never 0) passes on what it hears: it does if it already
     /// does, or if no listener does.
-    pub(crate) fn forwards(&self, id: u64) -> bool {
+    fn forwards(&self, id: u64) -> bool {
         match self
             .forwarder
             .compare_exchange(0, id, Ordering::AcqRel, Ordering::Acquire)
@@ -102,6 +140,25 @@ impl LocalWakes {
     }
 }
 
+/// A listener of this process, among those sharing its [`LocalWakes`].
+pub(crate) struct Listening {
+    pub(crate) local: Arc<LocalWakes>,
+    id: u64,
+}
+
+impl Listening {
+    /// Whether this listener passes on what it hears ([`LocalWakes::forwards`]).
+    pub(crate) fn forwards(&self) -> bool {
+        self.local.forwards(self.id)
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.local.stopped_listening(self.id);
+    }
+}
+
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     host: String,
@@ -112,3 +169,46 @@ struct Key {
 }
 
 static SHARED: LazyLock<Mutex<HashMap<Key, Weak<LocalWakes>>>> = LazyLock::new(Mutex::default);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listener_whose_task_panics_gives_up_passing_on() {
+        let local = Arc::new(LocalWakes::new());
+        let listening = local.listening(7);
+        let task = tokio::spawn(async move {
+            assert!(listening.forwards(), "the first listener to hear passes on");
+            panic!("the listener's task dies");
+        });
+        assert!(task.await.unwrap_err().is_panic());
+        assert!(
+            local.forwards(8),
+            "another listener of the process takes over at the next notification"
+        );
+    }
+
+    #[test]
+    fn a_stopped_listener_does_not_take_the_slot_back_from_its_successor() {
+        let local = Arc::new(LocalWakes::new());
+        let listening = local.listening(7);
+        assert!(listening.forwards());
+        local.stopped_listening(7);
+        assert!(local.forwards(8));
+        drop(listening);
+        assert!(local.forwards(8), "8 still passes on");
+        assert!(!local.forwards(9));
+    }
+
+    #[test]
+    fn a_closed_provider_is_no_longer_woken() {
+        let local = LocalWakes::new();
+        let kept = local.join();
+        drop(local.join());
+        let mut woken = 0;
+        local.each_provider(|_| woken += 1);
+        assert_eq!(woken, 1);
+        drop(kept);
+    }
+}

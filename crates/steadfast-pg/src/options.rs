@@ -174,7 +174,7 @@ pub struct ProviderOptions {
     pub polling: PollingMode,
     /// Whether this provider shares wake-ups with the other providers of this process on
     /// the same database (the URL's host, port and database name) and schema: an enqueue
-    /// through any of them wakes a waiting fetch of any at once, and an execution's end a
+    /// through any of them wakes a waiting fetch of each at once, and an execution's end a
     /// waiter of any (in Node, a `Client`'s start wakes its `Runtime`'s dispatchers).
     /// Default true. Off, the provider behaves as a process of its own: the others' work
     /// reaches it by `NOTIFY` in [`PollingMode::Listen`] and at its recheck in

@@ -245,20 +245,15 @@ impl PostgresProvider {
     }
 
     /// Instance ids whose execution just ended (cut to 1000 characters; "" when
-    /// notifications may have been lost), and the longest a waiter should go without
-    /// reading the status: in session-free mode, where only this process's ends are heard,
-    /// `claim.long_poll_recheck` (as for other processes' work); else `listen_recheck`, a
-    /// backstop.
-    pub(crate) fn ended_executions(
-        &self,
-        listen_recheck: Duration,
-    ) -> (broadcast::Receiver<Arc<str>>, Duration) {
-        let recheck = if self.wakes.across_processes() {
-            listen_recheck
-        } else {
-            self.options.claim.long_poll_recheck
-        };
-        (self.wakes.ended(), recheck)
+    /// notifications may have been lost).
+    pub(crate) fn ended_executions(&self) -> broadcast::Receiver<Arc<str>> {
+        self.wakes.ended()
+    }
+
+    /// Whether other processes' enqueues and ended executions are heard (not in
+    /// session-free mode).
+    pub(crate) fn hears_other_processes(&self) -> bool {
+        self.wakes.across_processes()
     }
 
     /// The enqueue wake-up of `queue`.

@@ -19,8 +19,9 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 use crate::provider::PostgresProvider;
 use crate::wake::END_PAYLOAD_CHARS;
 
-/// The longest a waiter goes without reading the status: a backstop, since the listener
-/// reports every reconnect (after which notifications may have been lost).
+/// The longest a waiter that hears other processes' ends goes without reading the status:
+/// a backstop, since the listener reports every reconnect (after which notifications may
+/// have been lost).
 const RECHECK: Duration = Duration::from_secs(1);
 
 impl PostgresProvider {
@@ -37,7 +38,12 @@ impl PostgresProvider {
         timeout: Duration,
     ) -> Result<OrchestrationStatus, ClientError> {
         // Subscribed before the first read, so an end committed after that read is heard.
-        let (mut ended, recheck) = self.ended_executions(RECHECK);
+        let mut ended = self.ended_executions();
+        let recheck = if self.hears_other_processes() {
+            RECHECK
+        } else {
+            self.options.claim.long_poll_recheck
+        };
         let deadline = Instant::now() + timeout;
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
         loop {

@@ -10,8 +10,9 @@
 //! to every enqueue's latency); every request made while one is in flight, or less than
 //! [`PUBLISH_GAP`] after it, is folded into the next, so a process sends at most one per
 //! gap however many enqueues it commits. Other processes' listeners wake one idle fetch
-//! per queue named; a listener passes over its own process's notifications (its fetches
-//! were woken directly). A woken fetch that claims something passes the wake on (`polling.rs`).
+//! per queue named (of each provider in the process); a listener passes over its own
+//! process's notifications (its fetches were woken directly). A woken fetch that claims
+//! something passes the wake on (`polling.rs`).
 //!
 //! Payload: the queues (`o`, `w` or `ow`), a space, the sending process's nonce.
 //!
@@ -37,7 +38,7 @@ use tokio::task::JoinHandle;
 use crate::database_url::Scrubber;
 use crate::diagnostics::QueueKind;
 use crate::error::SetupError;
-use crate::local_wakes::LocalWakes;
+use crate::local_wakes::{Listening, LocalWakes, ProviderWakes};
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
 
@@ -99,6 +100,8 @@ impl Enqueued {
 /// recheck).
 pub(crate) struct Wakes {
     local: Arc<LocalWakes>,
+    /// This provider's waiting fetches, among those `local` wakes.
+    own: Arc<ProviderWakes>,
     across_processes: Option<AcrossProcesses>,
 }
 
@@ -129,6 +132,7 @@ impl Wakes {
     /// Wake-ups within this process only (session-free mode).
     pub(crate) fn in_process(local: Arc<LocalWakes>) -> Self {
         Self {
+            own: local.join(),
             local,
             across_processes: None,
         }
@@ -164,8 +168,7 @@ impl Wakes {
         let listen = tokio::spawn(listen(
             listener,
             ended_channel.clone(),
-            Arc::clone(&local),
-            listener_id,
+            local.listening(listener_id),
             scrubber.clone(),
         ));
         let publisher_pool = PgPoolOptions::new()
@@ -186,6 +189,7 @@ impl Wakes {
             scrubber,
         ));
         Ok(Self {
+            own: local.join(),
             local,
             across_processes: Some(AcrossProcesses {
                 listener_id,
@@ -209,17 +213,12 @@ impl Wakes {
     }
 
     /// Work became visible on `queues` by a write that has committed: wake an idle fetch
-    /// of this process per queue, and have the other processes told.
+    /// of each provider of this process per queue, and have the other processes told.
     pub(crate) fn enqueued(&self, queues: Enqueued) {
         if queues == Enqueued::NONE {
             return;
         }
-        if queues.has(ORCHESTRATOR) {
-            self.local.orchestrator.wake_one();
-        }
-        if queues.has(WORKER) {
-            self.local.worker.wake_one();
-        }
+        wake_one_each(&self.local, queues);
         if let Some(across) = &self.across_processes {
             across.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
             across.publish.kick.notify_one();
@@ -228,7 +227,8 @@ impl Wakes {
 
     /// A turn's ack committed: its instance's lease ended (`queue_wake.rs`).
     pub(crate) fn turn_acked(&self) {
-        self.local.orchestrator.forget_empty();
+        self.local
+            .each_provider(|provider| provider.orchestrator.forget_empty());
     }
 
     /// A write that has committed ended an execution of `instance`. With a listener, this
@@ -252,8 +252,8 @@ impl Wakes {
 
     pub(crate) fn queue(&self, queue: QueueKind) -> Arc<QueueWake> {
         match queue {
-            QueueKind::Orchestrator => Arc::clone(&self.local.orchestrator),
-            QueueKind::Worker => Arc::clone(&self.local.worker),
+            QueueKind::Orchestrator => Arc::clone(&self.own.orchestrator),
+            QueueKind::Worker => Arc::clone(&self.own.worker),
         }
     }
 
@@ -278,25 +278,30 @@ fn parse_payload(payload: &str, own_nonce: &str) -> (Enqueued, bool) {
     (named, sender == own_nonce)
 }
 
+/// One idle fetch per queue in `queues` of each provider of the process.
+fn wake_one_each(local: &LocalWakes, queues: Enqueued) {
+    local.each_provider(|provider| {
+        if queues.has(ORCHESTRATOR) {
+            provider.orchestrator.wake_one();
+        }
+        if queues.has(WORKER) {
+            provider.worker.wake_one();
+        }
+    });
+}
+
 async fn listen(
     mut listener: PgListener,
     ended_channel: String,
-    local: Arc<LocalWakes>,
-    id: u64,
+    listening: Listening,
     scrubber: Scrubber,
 ) {
-    let LocalWakes {
-        orchestrator,
-        worker,
-        ended,
-        nonce,
-        ..
-    } = &*local;
+    let local = &*listening.local;
     loop {
         // PgListener reconnects by itself: `Ok(None)` or an error means notifications
         // may have been lost, so every idle fetch and waiter looks again.
         let heard = listener.try_recv().await;
-        if !local.forwards(id) {
+        if !listening.forwards() {
             if heard.is_err() {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
@@ -304,24 +309,20 @@ async fn listen(
         }
         match heard {
             Ok(Some(n)) if n.channel() == ended_channel => {
-                let _ = ended.send(Arc::from(n.payload()));
+                let _ = local.ended.send(Arc::from(n.payload()));
             }
             Ok(Some(n)) => {
-                let (queues, own) = parse_payload(n.payload(), nonce);
-                if own {
-                    continue;
-                }
-                if queues.has(ORCHESTRATOR) {
-                    orchestrator.wake_one();
-                }
-                if queues.has(WORKER) {
-                    worker.wake_one();
+                let (queues, own) = parse_payload(n.payload(), &local.nonce);
+                if !own {
+                    wake_one_each(local, queues);
                 }
             }
             result => {
-                orchestrator.wake_all();
-                worker.wake_all();
-                let _ = ended.send(Arc::from(""));
+                local.each_provider(|provider| {
+                    provider.orchestrator.wake_all();
+                    provider.worker.wake_all();
+                });
+                let _ = local.ended.send(Arc::from(""));
                 if let Err(e) = result {
                     tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
                     tokio::time::sleep(Duration::from_millis(200)).await;

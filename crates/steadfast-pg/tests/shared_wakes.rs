@@ -3,7 +3,10 @@
 //! committed through the client's wakes the runtime's waiting fetch at once, in
 //! `SessionFree` mode too, where nothing else would tell it before its recheck. Their
 //! listeners pass over the notifications any of them sent, and one of them passes on
-//! another process's, so an enqueue wakes this process once. A provider with `share_wakes_in_process` off behaves as another process.
+//! another process's, so an enqueue is heard once in this process; it wakes one waiting
+//! fetch of each provider, which may take different work (two runtimes with different
+//! version ranges). A provider with `share_wakes_in_process` off behaves as another
+//! process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -12,8 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::claim_counts::{SERIAL, empty_claims};
-use common::harness::{Harness, start};
-use common::long_poll::{PROMPT, slow_recheck, waiting_orchestrator_fetch};
+use common::harness::{Harness, raised, start};
+use common::long_poll::{
+    PROMPT, slow_recheck, waiting_orchestrator_fetch, waiting_orchestrator_fetch_on,
+};
+use common::versions::{PIN, range, started_pinned};
 use duroxide::providers::Provider;
 use steadfast_pg::{PollingMode, PostgresProvider};
 use tokio::time::Instant;
@@ -125,4 +131,52 @@ async fn a_listening_process_is_woken_once_by_its_own_enqueue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listening_process_is_woken_once_by_another_process() {
     a_listening_process_is_woken_once("shared_listen_remote", false).await;
+}
+
+/// Two runtimes of one process on one schema, for different duroxide versions, each with
+/// a waiting fetch; an event comes for an instance pinned to the version of the one that
+/// waited second. One wake-up for the process would go to the first, which cannot take
+/// it: found nothing, it passes nothing on, and the other would find the event only at
+/// its recheck (60 s here). Each provider's fetch is woken instead.
+async fn each_runtime_is_woken(label: &str, polling: PollingMode) {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::with_polling(label, polling, slow_recheck).await;
+    let other_runtime = second_provider(&h, polling, true).await;
+    started_pinned(&h, "pinned").await;
+    let newer =
+        waiting_orchestrator_fetch_on(h.provider.clone(), Some(range("2.0.0", "2.9.9"))).await;
+    let older = waiting_orchestrator_fetch_on(other_runtime.clone(), Some(range(PIN, PIN))).await;
+
+    let enqueued = Instant::now();
+    h.provider
+        .enqueue_for_orchestrator(raised("pinned", "go"), None)
+        .await
+        .unwrap();
+    let (item, _, _) = older
+        .await
+        .unwrap()
+        .expect("the event, for the runtime whose range holds the pin");
+    assert_eq!(item.instance, "pinned");
+    assert!(
+        enqueued.elapsed() < PROMPT,
+        "woken by the enqueue, not the 60 s recheck: {:?}",
+        enqueued.elapsed()
+    );
+    assert!(
+        !newer.is_finished(),
+        "the other runtime's fetch still waits"
+    );
+    newer.abort();
+    other_runtime.close().await;
+    h.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_free_runtime_is_woken() {
+    each_runtime_is_woken("shared_ranges_sf", PollingMode::SessionFree).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_listening_runtime_is_woken() {
+    each_runtime_is_woken("shared_ranges_listen", PollingMode::Listen).await;
 }

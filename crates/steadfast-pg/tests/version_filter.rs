@@ -7,50 +7,13 @@
 
 mod common;
 
-use common::harness::{
-    Harness, LONG, raised, running_metadata, start, started_event, started_event_of,
-};
+use common::harness::{Harness, LONG, raised, start, started_event_of};
+use common::versions::{pinned, range, started_pinned};
 
 use std::time::Duration;
 
-use duroxide::providers::{DispatcherCapabilityFilter, ExecutionMetadata, Provider, SemverRange};
+use duroxide::providers::{DispatcherCapabilityFilter, Provider};
 use semver::Version;
-
-fn range(min: &str, max: &str) -> DispatcherCapabilityFilter {
-    DispatcherCapabilityFilter {
-        supported_duroxide_versions: vec![SemverRange::new(
-            Version::parse(min).unwrap(),
-            Version::parse(max).unwrap(),
-        )],
-    }
-}
-
-fn pinned(version: Version) -> ExecutionMetadata {
-    ExecutionMetadata {
-        pinned_duroxide_version: Some(version),
-        ..running_metadata()
-    }
-}
-
-/// `instance` started, its execution 1 pinned to 1.4.2, nothing queued.
-async fn started_pinned(h: &Harness, instance: &str) {
-    let p = &h.provider;
-    p.enqueue_for_orchestrator(start(instance), None)
-        .await
-        .unwrap();
-    let (_, token, _) = h.fetch_only(instance).await;
-    p.ack_orchestration_item(
-        &token,
-        1,
-        vec![started_event(instance)],
-        vec![],
-        vec![],
-        pinned(Version::new(1, 4, 2)),
-        vec![],
-    )
-    .await
-    .unwrap();
-}
 
 /// A dispatcher whose range misses `pin` gets nothing; one whose range is `pin` gets
 /// `instance`, whose claim it returns.

@@ -1,10 +1,11 @@
 //! Timings of the tests about waiting fetches, and a fetch left waiting.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use duroxide::providers::{OrchestrationItem, Provider};
-use steadfast_pg::ProviderOptions;
+use duroxide::providers::{DispatcherCapabilityFilter, OrchestrationItem, Provider};
+use steadfast_pg::{PostgresProvider, ProviderOptions};
 use tokio::task::JoinHandle;
 
 use super::harness::{Harness, LONG};
@@ -26,10 +27,18 @@ pub fn slow_recheck(options: &mut ProviderOptions) {
 /// An orchestrator fetch on `h`'s provider with poll timeout `POLL`, started and found
 /// still waiting.
 pub async fn waiting_orchestrator_fetch(h: &Harness) -> JoinHandle<FetchedOrchestration> {
-    let provider = h.provider.clone();
+    waiting_orchestrator_fetch_on(h.provider.clone(), None).await
+}
+
+/// An orchestrator fetch on `provider` with `filter` and poll timeout `POLL`, started and
+/// found still waiting.
+pub async fn waiting_orchestrator_fetch_on(
+    provider: Arc<PostgresProvider>,
+    filter: Option<DispatcherCapabilityFilter>,
+) -> JoinHandle<FetchedOrchestration> {
     let fetch = tokio::spawn(async move {
         provider
-            .fetch_orchestration_item(LONG, POLL, None)
+            .fetch_orchestration_item(LONG, POLL, filter.as_ref())
             .await
             .unwrap()
     });

@@ -6,6 +6,7 @@ pub mod claim_counts;
 pub mod harness;
 pub mod long_poll;
 pub mod queues;
+pub mod versions;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
