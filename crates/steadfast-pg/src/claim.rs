@@ -250,9 +250,14 @@ impl PostgresProvider {
         let lease =
             crate::deadline::first_lease(lock_timeout, self.options.claim.max_turn_duration);
         let filters = crate::queue_wake::filters_key(&bounds);
-        self.poll(QueueKind::Orchestrator, poll_timeout, filters, None, |_| {
-            self.claim_orchestration(lease, bounds)
-        })
+        self.poll(
+            QueueKind::Orchestrator,
+            poll_timeout,
+            filters,
+            None,
+            None,
+            |_| self.claim_orchestration(lease, bounds),
+        )
         .await
     }
 

@@ -57,6 +57,7 @@ mod queue_wake;
 mod reads;
 mod run;
 mod schema;
+mod session_wakes;
 mod token;
 mod transient;
 mod turn;

@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
 
 use sqlx::postgres::PgConnectOptions;
@@ -32,15 +32,17 @@ use tokio::sync::broadcast;
 
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
+use crate::session_wakes::WaitingOwners;
 
 /// How many ended-execution wake-ups a slow waiter may fall behind before it re-reads.
 const ENDED_BACKLOG: usize = 1024;
 
-/// One provider's waiting fetches, per queue.
+/// One provider's waiting fetches, per queue, and its worker fetches by session owner.
 #[derive(Default)]
 pub(crate) struct ProviderWakes {
     pub(crate) orchestrator: Arc<QueueWake>,
     pub(crate) worker: Arc<QueueWake>,
+    pub(crate) session_owners: Arc<WaitingOwners>,
 }
 
 /// One process's wake-ups for one database and schema.
@@ -52,6 +54,8 @@ pub(crate) struct LocalWakes {
     pub(crate) nonce: String,
     /// The listener that passes notifications on ([`Self::forwards`]); 0 = none.
     forwarder: AtomicU64,
+    /// Whether a provider of the process has claimed a session item (`session_wakes.rs`).
+    pub(crate) sessions_claimed: AtomicBool,
 }
 
 impl LocalWakes {
@@ -61,6 +65,7 @@ impl LocalWakes {
             ended: broadcast::channel(ENDED_BACKLOG).0,
             nonce: crate::token::new_nonce(),
             forwarder: AtomicU64::new(0),
+            sessions_claimed: AtomicBool::new(false),
         }
     }
 

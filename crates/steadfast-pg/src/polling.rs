@@ -5,7 +5,9 @@
 //! An enqueue notification wakes one waiting fetch of its queue; a woken fetch that
 //! claims something and saw more work ready passes the wake on to the next, so a burst of
 //! work fans out over idle dispatchers one by one instead of waking all of them for every
-//! enqueue, and a single item wakes one fetch, not two. A fetch that begins while the last
+//! enqueue, and a single item wakes one fetch, not two. A woken worker fetch that finds
+//! nothing wakes the fetches of session owners whose items are ready (`session_wakes.rs`).
+//! A fetch that begins while the last
 //! empty claim of its queue still holds waits before it claims (`queue_wake.rs`). While
 //! claims fail with retryable errors, every fetch backs off together (`fetch_gate.rs`).
 
@@ -18,6 +20,7 @@ use duroxide::providers::ProviderError;
 use crate::handoff::{Handed, Offer};
 use crate::provider::PostgresProvider;
 use crate::queue_wake::{QueueWake, Seen};
+use crate::session_wakes::OwnerWait;
 
 /// A gated fetch with no poll timeout still waits this long, so that a dispatcher polling
 /// in a loop does not spin while the gate is closed.
@@ -52,12 +55,16 @@ impl PostgresProvider {
     /// `filters`: a hash of what, besides the queue's rows, decides what `claim` can
     /// take (tags, session owner, versions). `handoff`: while it waits, the fetch offers
     /// to take work handed to it (`handoff.rs`), which it returns as the second converts it.
+    /// `owner`: a worker fetch's session owner, whose wake-up ends its waits too
+    /// (`session_wakes.rs`).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn poll<T, F, Fut>(
         &self,
         queue: QueueKind,
         poll_timeout: Duration,
         filters: u64,
         handoff: Option<HandoffWait<T>>,
+        owner: Option<&OwnerWait>,
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
@@ -79,7 +86,7 @@ impl PostgresProvider {
         loop {
             if let Some(wait) = pending_wait.take() {
                 match self
-                    .wait_for_work(queue, &wake, wait, deadline, handoff.as_ref())
+                    .wait_for_work(queue, &wake, owner, wait, deadline, handoff.as_ref())
                     .await
                 {
                     Waited::Handed(item) => return Ok(Some(item)),
@@ -147,12 +154,13 @@ impl PostgresProvider {
         &self,
         queue: QueueKind,
         wake: &QueueWake,
+        owner: Option<&OwnerWait>,
         wait: Duration,
         deadline: Instant,
         handoff: Option<&HandoffWait<T>>,
     ) -> Waited<T> {
         let Some((offer, convert)) = handoff else {
-            return Waited::Woken(wake.wait(wait).await);
+            return Waited::Woken(woken_within(wake, owner, wait).await);
         };
         let mut waiting = self.handoffs.post(offer.clone());
         let woken = tokio::select! {
@@ -166,7 +174,7 @@ impl PostgresProvider {
                     Err(_) => Waited::Woken(true),
                 };
             }
-            woken = wake.wait(wait) => woken,
+            woken = woken_within(wake, owner, wait) => woken,
         };
         match waiting.withdraw(deadline.into()).await {
             Some(handed) => {
@@ -179,6 +187,17 @@ impl PostgresProvider {
             }
             None => Waited::Woken(woken),
         }
+    }
+}
+
+/// Wait for a wake-up of the queue or of `owner`, or `wait`; whether a wake-up ended it.
+async fn woken_within(wake: &QueueWake, owner: Option<&OwnerWait>, wait: Duration) -> bool {
+    let Some(owner) = owner else {
+        return wake.wait(wait).await;
+    };
+    tokio::select! {
+        woken = wake.wait(wait) => woken,
+        () = owner.woken() => true,
     }
 }
 

@@ -261,6 +261,11 @@ impl PostgresProvider {
         self.wakes.queue(queue)
     }
 
+    /// This process's wake-ups as this provider sees them (`wake.rs`).
+    pub(crate) fn wakes(&self) -> &Wakes {
+        &self.wakes
+    }
+
     /// Work became visible on `queues` by a write that has committed (`wake.rs`).
     pub(crate) fn enqueued(&self, queues: Enqueued) {
         self.wakes.enqueued(queues);

@@ -48,6 +48,7 @@ named_queries!(pub(crate) struct Queries {
     // worker queue
     worker_enqueue,
     worker_claim,
+    worker_session_owners,
     worker_give_back,
     worker_lock_by_token,
     session_claim,

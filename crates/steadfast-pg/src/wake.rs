@@ -41,6 +41,7 @@ use crate::error::SetupError;
 use crate::local_wakes::{Listening, LocalWakes, ProviderWakes};
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
+use crate::session_wakes::WaitingOwners;
 
 /// How much of an instance id an ended-execution notification carries.
 pub(crate) const END_PAYLOAD_CHARS: usize = 1000;
@@ -255,6 +256,28 @@ impl Wakes {
             QueueKind::Orchestrator => Arc::clone(&self.own.orchestrator),
             QueueKind::Worker => Arc::clone(&self.own.worker),
         }
+    }
+
+    /// This provider's worker fetches by session owner (`session_wakes.rs`).
+    pub(crate) fn session_owners(&self) -> Arc<WaitingOwners> {
+        Arc::clone(&self.own.session_owners)
+    }
+
+    /// A fetch of this provider claimed a session item: from now on a woken worker claim
+    /// that finds nothing looks for session owners to wake.
+    pub(crate) fn session_claimed(&self) {
+        self.local.sessions_claimed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a provider of this process has claimed a session item.
+    pub(crate) fn sessions_claimed(&self) -> bool {
+        self.local.sessions_claimed.load(Ordering::Relaxed)
+    }
+
+    /// Wake a worker fetch of `owner` in this process, if one is under way.
+    pub(crate) fn wake_session_owner(&self, owner: &str) {
+        self.local
+            .each_provider(|provider| provider.session_owners.wake(owner));
     }
 
     pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {

@@ -20,6 +20,7 @@ use crate::orchestration::millis;
 use crate::polling::{ClaimOutcome, Rest};
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
+use crate::session_wakes::OwnerWait;
 use crate::token::new_worker_token_prefix;
 use crate::turn::activity_poison_details;
 use crate::wake::Enqueued;
@@ -158,22 +159,56 @@ impl PostgresProvider {
             handed.guard.disarm();
             (handed.item, handed.token, 1)
         };
+        let owner = session.map(|s| self.wakes().session_owners().enter(&s.owner_id));
+        let owner = owner.as_ref();
         self.poll(
             QueueKind::Worker,
             poll_timeout,
             filters,
             Some((offer, handed)),
-            |tell_more| self.claim_work(lock_timeout, session, &tags, tell_more),
+            owner,
+            |woken| {
+                // A fetch its session owner's wake-up woke wakes nobody in turn.
+                let by_owner = owner.is_some_and(OwnerWait::take_woken);
+                let wakes_owners = woken && !by_owner;
+                self.claim_work(lock_timeout, session, &tags, woken, wakes_owners)
+            },
         )
         .await
     }
 
+    /// A woken claim found nothing: the wake-up may have been for a session item of
+    /// another owner; wake that owner's fetch if it waits in this process
+    /// (`session_wakes.rs`). Best effort: a failure leaves the owner to its recheck.
+    async fn wake_session_owners(&self, session: Option<&SessionFetchConfig>) {
+        if !self.wakes().sessions_claimed() {
+            return;
+        }
+        let owners: Result<Vec<String>, ProviderError> = self
+            .query(&self.q.worker_session_owners)
+            .bind(session.map(|s| s.owner_id.as_str()))
+            .fetch_all_on(self, FETCH)
+            .await
+            .map(|rows| rows.iter().map(|row| row.get(0)).collect());
+        match owners {
+            Ok(owners) => owners
+                .iter()
+                .for_each(|owner| self.wakes().wake_session_owner(owner)),
+            Err(e) => {
+                tracing::debug!(target: "steadfast_pg", error = %e, "looking for session owners to wake failed");
+            }
+        }
+    }
+
+    /// `wakes_owners`: if nothing is claimed, wake the waiting fetches of other session
+    /// owners with items ready (`session_wakes.rs`).
     async fn claim_work(
         &self,
         lock_timeout: Duration,
         session: Option<&SessionFetchConfig>,
         (tag_mode, tags): &(i32, Vec<String>),
         tell_more: bool,
+        wakes_owners: bool,
     ) -> Result<ClaimOutcome<FetchedWork>, ProviderError> {
         let claim = &self.options.claim;
         let started = Instant::now();
@@ -203,7 +238,12 @@ impl PostgresProvider {
                 .await?
             {
                 Ok(claimed) => claimed,
-                Err(next_visible_ms) => return Ok(ClaimOutcome::Empty(next_visible_ms)),
+                Err(next_visible_ms) => {
+                    if wakes_owners {
+                        self.wake_session_owners(session).await;
+                    }
+                    return Ok(ClaimOutcome::Empty(next_visible_ms));
+                }
             };
             let id: i64 = row.get(0);
             let token: String = row.get("lock_token");
@@ -256,6 +296,7 @@ impl PostgresProvider {
                     // guard, dropped here, gives the item back.
                     continue;
                 }
+                self.wakes().session_claimed();
             }
             guard.disarm();
             return Ok(ClaimOutcome::Claimed((item, token, attempt_count), rest));

@@ -1,0 +1,129 @@
+//! Worker fetches waiting, by the session owner they claim for, so that a fetch woken for
+//! a session item it cannot take wakes the fetch that can.
+//!
+//! A session's items go only to its owner while the session is live, and duroxide gives
+//! every worker slot an owner of its own unless the runtime has a stable
+//! `worker_node_id`. An enqueue wakes one waiting worker fetch, the one that has waited
+//! longest: for a session item, seldom its owner's. That fetch's claim finds nothing and
+//! (rightly) passes no wake-up on, and the owner found the item only at its recheck. Now
+//! a woken worker claim that finds nothing asks which owners' live sessions hold items
+//! ready (`queries/worker_session_owners.sql`) and wakes the fetches of those owners that
+//! wait in this process. Only once a provider of the process has claimed a session item:
+//! until then nobody can own one here, and the question costs a statement.
+//!
+//! A fetch counts as waiting for its owner from its start to its end, its claims
+//! included: a wake-up that comes while it claims is kept (a permit) and ends its next
+//! wait at once. A fetch woken this way that finds nothing wakes nobody in turn: an
+//! owner's wake-up goes one step from a queue's, never on, so two owners whose sessions
+//! hold items neither can take (a tag outside their runtimes' filters) cannot wake each
+//! other in a loop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+
+/// The waiting worker fetches of one provider, by session owner.
+#[derive(Default)]
+pub(crate) struct WaitingOwners {
+    by_owner: Mutex<HashMap<String, Owner>>,
+}
+
+struct Owner {
+    notify: Arc<Notify>,
+    fetches: usize,
+}
+
+impl WaitingOwners {
+    /// A fetch for `owner` begins; it counts as waiting until the result is dropped.
+    pub(crate) fn enter(self: &Arc<Self>, owner: &str) -> OwnerWait {
+        let mut by_owner = self.by_owner.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = by_owner.entry(owner.to_owned()).or_insert_with(|| Owner {
+            notify: Arc::default(),
+            fetches: 0,
+        });
+        entry.fetches += 1;
+        OwnerWait {
+            owners: Arc::clone(self),
+            owner: owner.to_owned(),
+            notify: Arc::clone(&entry.notify),
+            woken: AtomicBool::new(false),
+        }
+    }
+
+    /// Wake one fetch of `owner`, if one is under way here.
+    pub(crate) fn wake(&self, owner: &str) {
+        let by_owner = self.by_owner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = by_owner.get(owner) {
+            found.notify.notify_one();
+        }
+    }
+}
+
+/// A worker fetch under way for its session owner.
+pub(crate) struct OwnerWait {
+    owners: Arc<WaitingOwners>,
+    owner: String,
+    notify: Arc<Notify>,
+    /// Whether the last wait was ended by [`WaitingOwners::wake`].
+    woken: AtomicBool,
+}
+
+impl OwnerWait {
+    /// Until a fetch woken for another's session item wakes this one.
+    pub(crate) async fn woken(&self) {
+        self.notify.notified().await;
+        self.woken.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the wait before this claim was ended by the owner's wake-up (asked once
+    /// per claim).
+    pub(crate) fn take_woken(&self) -> bool {
+        self.woken.swap(false, Ordering::Relaxed)
+    }
+}
+
+impl Drop for OwnerWait {
+    fn drop(&mut self) {
+        let mut by_owner = self
+            .owners
+            .by_owner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = by_owner.get_mut(&self.owner) {
+            entry.fetches -= 1;
+            if entry.fetches == 0 {
+                by_owner.remove(&self.owner);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_wake_while_the_fetch_claims_ends_its_next_wait() {
+        let owners = Arc::new(WaitingOwners::default());
+        let fetch = owners.enter("slot-0");
+        owners.wake("slot-0");
+        tokio::time::timeout(Duration::from_secs(1), fetch.woken())
+            .await
+            .expect("the permit kept for it");
+    }
+
+    #[test]
+    fn an_owner_is_forgotten_when_its_last_fetch_ends() {
+        let owners = Arc::new(WaitingOwners::default());
+        let first = owners.enter("slot-0");
+        let second = owners.enter("slot-0");
+        drop(first);
+        assert_eq!(owners.by_owner.lock().unwrap().len(), 1);
+        drop(second);
+        assert!(owners.by_owner.lock().unwrap().is_empty());
+        owners.wake("slot-0");
+    }
+}
