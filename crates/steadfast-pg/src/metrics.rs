@@ -45,6 +45,7 @@ pub struct MetricDescription {
 pub const CLAIMS: &str = "steadfast_claims_total";
 pub const CLAIMS_SKIPPED: &str = "steadfast_claims_skipped_total";
 pub const HANDOFFS: &str = "steadfast_handoffs_total";
+pub const SESSION_OWNER_WAKES: &str = "steadfast_session_owner_wakes_total";
 pub const CLAIM_DURATION: &str = "steadfast_claim_duration_seconds";
 pub const REDELIVERIES: &str = "steadfast_redeliveries_total";
 pub const LEASE_DEADLINES: &str = "steadfast_lease_deadlines_total";
@@ -71,6 +72,12 @@ pub const METRICS: &[MetricDescription] = &[
         kind: MetricKind::Counter,
         labels: &["queue"],
         help: "Work handed by an ack straight to a waiting fetch of the same process, with no claim statement: activities a turn scheduled (queue=worker).",
+    },
+    MetricDescription {
+        name: SESSION_OWNER_WAKES,
+        kind: MetricKind::Counter,
+        labels: &[],
+        help: "Session owners whose waiting worker fetch was woken by another fetch of the process that found nothing while their live sessions held items ready.",
     },
     MetricDescription {
         name: CLAIM_DURATION,
@@ -133,6 +140,10 @@ pub(crate) fn claim_skipped(queue: QueueKind) {
 
 pub(crate) fn handed_off(queue: QueueKind) {
     metrics::counter!(HANDOFFS, "queue" => queue.as_str()).increment(1);
+}
+
+pub(crate) fn session_owner_woken() {
+    metrics::counter!(SESSION_OWNER_WAKES).increment(1);
 }
 
 pub(crate) fn claim_finished(queue: QueueKind, outcome: &'static str, took: Duration) {

@@ -52,11 +52,12 @@ impl WaitingOwners {
         }
     }
 
-    /// Wake one fetch of `owner`, if one is under way here.
+    /// Wake one fetch of `owner`, if one is under way here (counted).
     pub(crate) fn wake(&self, owner: &str) {
         let by_owner = self.by_owner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = by_owner.get(owner) {
             found.notify.notify_one();
+            crate::metrics::session_owner_woken();
         }
     }
 }

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::claim_counts::{SERIAL, empty_claims};
+use common::claim_counts::{SERIAL, empty_claims, session_owner_wakes};
 use common::harness::{Harness, LONG};
 use common::long_poll::{POLL, PROMPT, slow_recheck};
 use duroxide::providers::{Provider, SessionFetchConfig, TagFilter, WorkItem};
@@ -83,6 +83,7 @@ async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
         .waiting_worker_fetch(Some(owner("slot-0")), TagFilter::default(), POLL)
         .await;
 
+    let wakes_before = session_owner_wakes();
     let enqueued = Instant::now();
     enqueuer.enqueue_for_worker(session_item(2)).await.unwrap();
     let (item, _, _) = owning.await.unwrap().expect("the session's next item");
@@ -93,6 +94,11 @@ async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
         enqueued.elapsed()
     );
     assert!(!other.is_finished(), "the other slot's fetch waits on");
+    assert_eq!(
+        session_owner_wakes() - wakes_before,
+        1,
+        "woken by the other slot's fetch"
+    );
     other.abort();
 }
 
@@ -146,6 +152,7 @@ async fn owners_woken_for_items_they_cannot_take_do_not_wake_each_other() {
             .await,
     ];
     let empty_before = empty_claims("worker");
+    let wakes_before = session_owner_wakes();
 
     p.enqueue_for_worker(item_of("s1", 4, Some("gpu")))
         .await
@@ -156,6 +163,11 @@ async fn owners_woken_for_items_they_cannot_take_do_not_wake_each_other() {
         empty <= 2,
         "the woken fetch and the owner it woke claimed once each, then waited: {empty} \
          empty claims in 2 s"
+    );
+    assert_eq!(
+        session_owner_wakes() - wakes_before,
+        1,
+        "one owner woken, by the fetch the enqueue woke"
     );
     assert!(fetches.iter().all(|f| !f.is_finished()));
     fetches.iter().for_each(|f| f.abort());

@@ -71,3 +71,8 @@ pub fn skipped_claims(queue: &str) -> u64 {
 pub fn idle_fetches(queue: &str) -> u64 {
     empty_claims(queue) + skipped_claims(queue)
 }
+
+/// Session owners' fetches woken by another fetch that found nothing, so far.
+pub fn session_owner_wakes() -> u64 {
+    total(steadfast_pg::metrics::SESSION_OWNER_WAKES, "", None)
+}
