@@ -6,6 +6,7 @@
 //! in turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 mod common;
 
 use std::time::Duration;
@@ -102,22 +103,16 @@ async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
     other.abort();
 }
 
-async fn woken_by_this_process(label: &str, polling: PollingMode) {
+/// The item enqueued by this process.
+async fn the_owner_is_woken_by_this_process(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::with_polling(label, polling, slow_recheck).await;
+    let h =
+        Harness::with_polling(&format!("session_wake_{polling:?}"), polling, slow_recheck).await;
     the_owner_is_woken(&h, &h.provider).await;
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_listening_owner_is_woken_for_its_session_s_item() {
-    woken_by_this_process("session_wake_listen", PollingMode::Listen).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_free_owner_is_woken_for_its_session_s_item() {
-    woken_by_this_process("session_wake_sf", PollingMode::SessionFree).await;
-}
+in_both_modes!(the_owner_is_woken_by_this_process);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owner_is_woken_for_an_item_another_process_enqueued() {

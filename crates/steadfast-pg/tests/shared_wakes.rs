@@ -9,6 +9,7 @@
 //! process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 mod common;
 
 use std::sync::Arc;
@@ -138,9 +139,10 @@ async fn a_listening_process_is_woken_once_by_another_process() {
 /// waited second. One wake-up for the process would go to the first, which cannot take
 /// it: found nothing, it passes nothing on, and the other would find the event only at
 /// its recheck (60 s here). Each provider's fetch is woken instead.
-async fn each_runtime_is_woken(label: &str, polling: PollingMode) {
+async fn each_runtime_is_woken(polling: PollingMode) {
     let _serial = SERIAL.lock().await;
-    let h = Harness::with_polling(label, polling, slow_recheck).await;
+    let h =
+        Harness::with_polling(&format!("shared_ranges_{polling:?}"), polling, slow_recheck).await;
     let other_runtime = second_provider(&h, polling, true).await;
     started_pinned(&h, "pinned").await;
     let newer =
@@ -171,12 +173,4 @@ async fn each_runtime_is_woken(label: &str, polling: PollingMode) {
     h.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_session_free_runtime_is_woken() {
-    each_runtime_is_woken("shared_ranges_sf", PollingMode::SessionFree).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_listening_runtime_is_woken() {
-    each_runtime_is_woken("shared_ranges_listen", PollingMode::Listen).await;
-}
+in_both_modes!(each_runtime_is_woken);

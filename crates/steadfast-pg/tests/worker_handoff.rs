@@ -8,6 +8,7 @@
 //! in both polling modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 mod common;
 
 use std::collections::HashSet;
@@ -23,27 +24,9 @@ use tokio::time::Instant;
 
 type Fetched = Option<(WorkItem, String, u32)>;
 
-/// Each test below runs in both polling modes: `SessionFree` fetches wait and are handed
-/// activities as `Listen` ones are (through PgBouncer when STEADFAST_TEST_PGBOUNCER_URL is
-/// set).
-macro_rules! in_both_modes {
-    ($($test:ident),* $(,)?) => {$(
-        mod $test {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn listen() {
-                super::$test(PollingMode::Listen).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn session_free() {
-                super::$test(PollingMode::SessionFree).await
-            }
-        }
-    )*};
-}
-
+// Each test below runs in both polling modes: `SessionFree` fetches wait and are handed
+// activities as `Listen` ones are (through PgBouncer when STEADFAST_TEST_PGBOUNCER_URL is
+// set).
 in_both_modes!(
     an_activity_scheduled_while_a_worker_fetch_waits_is_handed_to_it_without_a_claim,
     a_waiting_fetch_is_handed_only_what_its_tag_filter_takes,

@@ -2,6 +2,25 @@
 //! postgres://postgres@127.0.0.1:5432/test), one fresh schema per test, dropped afterwards.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+/// `in_both_modes!(f, g)`: for each `async fn f(polling: PollingMode)` of the test file, a
+/// module `f` with the tests `listen` and `session_free` (declare `#[macro_use] mod common;`).
+#[allow(unused_macros)]
+macro_rules! in_both_modes {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn listen() {
+                super::$test(steadfast_pg::PollingMode::Listen).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn session_free() {
+                super::$test(steadfast_pg::PollingMode::SessionFree).await
+            }
+        }
+    )*};
+}
+
 pub mod claim_counts;
 pub mod harness;
 pub mod long_poll;
