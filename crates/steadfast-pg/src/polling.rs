@@ -68,13 +68,13 @@ impl PostgresProvider {
         mut claim: F,
     ) -> Result<Option<T>, ProviderError>
     where
-        F: FnMut(bool) -> Fut,
+        F: FnMut(Woken) -> Fut,
         Fut: Future<Output = Result<ClaimOutcome<T>, ProviderError>>,
     {
         let wake = self.enqueue_wake(queue);
         let deadline = Instant::now() + poll_timeout;
         let recheck = self.options.claim.long_poll_recheck;
-        let mut woken = false;
+        let mut woken = Woken::No;
         // A fetch that begins while its filters' last empty claim still holds waits first.
         let longest = deadline
             .saturating_duration_since(Instant::now())
@@ -126,7 +126,7 @@ impl PostgresProvider {
             }
             let next_visible_ms = match outcome? {
                 ClaimOutcome::Claimed(item, rest) => {
-                    if woken && rest.more_ready {
+                    if woken.any() && rest.more_ready {
                         wake.wake_one();
                     }
                     return Ok(Some(item));
@@ -171,7 +171,7 @@ impl PostgresProvider {
                         Waited::Handed(convert(handed))
                     }
                     // The ack that took the offer handed nothing: claim at once.
-                    Err(_) => Waited::Woken(true),
+                    Err(_) => Waited::Woken(Woken::ByQueue),
                 };
             }
             woken = woken_within(wake, owner, wait) => woken,
@@ -179,7 +179,7 @@ impl PostgresProvider {
         match waiting.withdraw(deadline.into()).await {
             Some(handed) => {
                 crate::metrics::handed_off(queue);
-                if woken {
+                if woken.any() {
                     // The wake-up was meant for other work: pass it on.
                     wake.wake_one();
                 }
@@ -190,24 +190,42 @@ impl PostgresProvider {
     }
 }
 
-/// Wait for a wake-up of the queue or of `owner`, or `wait`; whether a wake-up ended it.
-async fn woken_within(wake: &QueueWake, owner: Option<&OwnerWait>, wait: Duration) -> bool {
+/// Wait for a wake-up of the queue or of `owner`, or `wait`; which ended it.
+async fn woken_within(wake: &QueueWake, owner: Option<&OwnerWait>, wait: Duration) -> Woken {
+    let by_queue = |woken: bool| if woken { Woken::ByQueue } else { Woken::No };
     let Some(owner) = owner else {
-        return wake.wait(wait).await;
+        return by_queue(wake.wait(wait).await);
     };
     tokio::select! {
-        woken = wake.wait(wait) => woken,
-        () = owner.woken() => true,
+        woken = wake.wait(wait) => by_queue(woken),
+        () = owner.woken() => Woken::ByOwner,
+    }
+}
+
+/// What ended the wait before a claim.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Woken {
+    /// No wait, or it ran out.
+    No,
+    /// A wake-up of the queue (or an ack took the fetch's offer and handed nothing).
+    ByQueue,
+    /// The fetch's session owner's wake-up (`session_wakes.rs`).
+    ByOwner,
+}
+
+impl Woken {
+    pub(crate) fn any(self) -> bool {
+        self != Self::No
     }
 }
 
 /// What a waiting fetch offers to take (`handoff.rs`), and how it returns handed work.
 pub(crate) type HandoffWait<T> = (Offer, fn(Handed) -> T);
 
-/// How a wait ended: an item handed over, or (woken or not) time to claim.
+/// How a wait ended: an item handed over, or time to claim.
 enum Waited<T> {
     Handed(T),
-    Woken(bool),
+    Woken(Woken),
 }
 
 /// A time in milliseconds as the claim statements return it (negative: already past).

@@ -19,7 +19,6 @@
 //! other in a loop.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -48,7 +47,6 @@ impl WaitingOwners {
             owners: Arc::clone(self),
             owner: owner.to_owned(),
             notify: Arc::clone(&entry.notify),
-            woken: AtomicBool::new(false),
         }
     }
 
@@ -67,21 +65,12 @@ pub(crate) struct OwnerWait {
     owners: Arc<WaitingOwners>,
     owner: String,
     notify: Arc<Notify>,
-    /// Whether the last wait was ended by [`WaitingOwners::wake`].
-    woken: AtomicBool,
 }
 
 impl OwnerWait {
     /// Until a fetch woken for another's session item wakes this one.
     pub(crate) async fn woken(&self) {
         self.notify.notified().await;
-        self.woken.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether the wait before this claim was ended by the owner's wake-up (asked once
-    /// per claim).
-    pub(crate) fn take_woken(&self) -> bool {
-        self.woken.swap(false, Ordering::Relaxed)
     }
 }
 

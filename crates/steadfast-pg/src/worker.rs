@@ -17,10 +17,9 @@ use crate::error::{codec_error, db_error};
 use crate::give_back::ClaimGuard;
 use crate::handoff::{Handed, Offer};
 use crate::orchestration::millis;
-use crate::polling::{ClaimOutcome, Rest};
+use crate::polling::{ClaimOutcome, Rest, Woken};
 use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
-use crate::session_wakes::OwnerWait;
 use crate::token::new_worker_token_prefix;
 use crate::turn::activity_poison_details;
 use crate::wake::Enqueued;
@@ -167,11 +166,10 @@ impl PostgresProvider {
             filters,
             Some((offer, handed)),
             owner,
+            // A fetch its session owner's wake-up woke wakes nobody in turn.
             |woken| {
-                // A fetch its session owner's wake-up woke wakes nobody in turn.
-                let by_owner = owner.is_some_and(OwnerWait::take_woken);
-                let wakes_owners = woken && !by_owner;
-                self.claim_work(lock_timeout, session, &tags, woken, wakes_owners)
+                let wakes_owners = woken == Woken::ByQueue;
+                self.claim_work(lock_timeout, session, &tags, woken.any(), wakes_owners)
             },
         )
         .await
