@@ -292,11 +292,17 @@ impl NativeClient {
     #[napi]
     pub async fn get_status(&self, instance_id: String) -> napi::Result<NativeStatus> {
         let c = self.inner.clone();
+        let pg = self.pg.clone();
         guard(async move {
-            c.get_orchestration_status(&instance_id)
-                .await
-                .map(status_to_js)
-                .map_err(client_error)
+            // On PostgreSQL one statement instead of the whole history and the custom status.
+            let status = match pg {
+                Some(pg) => pg
+                    .orchestration_status(&instance_id)
+                    .await
+                    .map_err(duroxide::ClientError::from),
+                None => c.get_orchestration_status(&instance_id).await,
+            };
+            status.map(status_to_js).map_err(client_error)
         })
         .await
     }
@@ -315,7 +321,7 @@ impl NativeClient {
         guard(abortable(wait_id, async move {
             // On PostgreSQL woken by the execution-end notification instead of polling.
             let status = match pg {
-                Some(pg) => pg.wait_for_orchestration(&c, &instance_id, timeout).await,
+                Some(pg) => pg.wait_for_orchestration(&instance_id, timeout).await,
                 None => c.wait_for_orchestration(&instance_id, timeout).await,
             };
             status.map(status_to_js).map_err(client_error)

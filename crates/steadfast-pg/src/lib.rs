@@ -58,6 +58,7 @@ mod reads;
 mod run;
 mod schema;
 mod session_wakes;
+mod status;
 mod token;
 mod transient;
 mod turn;

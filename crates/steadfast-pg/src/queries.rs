@@ -70,6 +70,7 @@ named_queries!(pub(crate) struct Queries {
     dead_letters_purge,
     // reads
     custom_status_get,
+    orchestration_status,
     kv_get,
     kv_get_all,
     instance_stats,

@@ -1,10 +1,11 @@
 //! Waiting for an orchestration to end, woken by the database instead of polling.
 //!
-//! duroxide's `Client::wait_for_orchestration` reads the status (three statements on this
-//! provider) after 5, 10, 20, 40, 80 and then every 100 ms; with many clients waiting that
-//! is most of the database's work (measured in `bench/node`: ~24 of the 32 transactions
-//! of a one-activity orchestration). Here the status is read once, and again only when
-//! the execution-end wake-up (`wake.rs`) names the instance, when the listen connection
+//! duroxide's `Client::wait_for_orchestration` reads the status (the whole history and the
+//! custom status, two statements on this provider) after 5, 10, 20, 40, 80 and then every
+//! 100 ms; with many clients waiting that is most of the database's work (measured in
+//! `bench/node`: ~24 of the 32 transactions of a one-activity orchestration). Here the
+//! status is read, in one statement (`status.rs`), once, and again only when the
+//! execution-end wake-up (`wake.rs`) names the instance, when the listen connection
 //! reconnected, or after `RECHECK` at the latest. In session-free mode, with no listener,
 //! only the ends committed by this process's providers wake a waiter (`local_wakes.rs`),
 //! and it reads again every `claim.long_poll_recheck`: other processes' ends are found
@@ -13,7 +14,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use duroxide::{Client, ClientError, OrchestrationStatus};
+use duroxide::{ClientError, OrchestrationStatus};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use crate::provider::PostgresProvider;
@@ -28,12 +29,12 @@ impl PostgresProvider {
     /// Wait until `instance` has completed or failed, as
     /// `duroxide::Client::wait_for_orchestration` does (same results, same
     /// `ClientError::Timeout`), but woken by the execution-end notification instead of
-    /// polling. `client` must be on this provider's database and schema. Without LISTEN
+    /// polling, and reading the status in one statement
+    /// ([`orchestration_status`](Self::orchestration_status)). Without LISTEN
     /// ([`PollingMode::SessionFree`](crate::PollingMode)) only this process's ends are
     /// heard, and the status is read again every `claim.long_poll_recheck`.
     pub async fn wait_for_orchestration(
         &self,
-        client: &Client,
         instance: &str,
         timeout: Duration,
     ) -> Result<OrchestrationStatus, ClientError> {
@@ -47,7 +48,7 @@ impl PostgresProvider {
         let deadline = Instant::now() + timeout;
         let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
         loop {
-            let status = client.get_orchestration_status(instance).await?;
+            let status = self.orchestration_status(instance).await?;
             if matches!(
                 status,
                 OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }

@@ -1491,7 +1491,7 @@ async fn history_reads_while_waiting(wait: Wait, polling: PollingMode) -> i64 {
                 Wait::Nobody => Ok(duroxide::OrchestrationStatus::NotFound),
                 Wait::Notified => {
                     waiter
-                        .wait_for_orchestration(&client, "w", Duration::from_secs(30))
+                        .wait_for_orchestration("w", Duration::from_secs(30))
                         .await
                 }
                 Wait::Polling => {
@@ -1591,11 +1591,10 @@ async fn a_session_free_wait_is_woken_by_its_process_s_end_not_by_polling() {
 async fn the_notified_wait_times_out_like_duroxides() {
     for polling in [PollingMode::Listen, PollingMode::SessionFree] {
         let h = Harness::with_polling("wait_timeout", polling, |_| {}).await;
-        let client = duroxide::Client::new(h.provider.clone());
         let t = Instant::now();
         let got = h
             .provider
-            .wait_for_orchestration(&client, "never", Duration::from_millis(300))
+            .wait_for_orchestration("never", Duration::from_millis(300))
             .await;
         assert!(
             matches!(got, Err(duroxide::ClientError::Timeout)),

@@ -116,13 +116,7 @@ async fn another_process_end_is_found_at_the_recheck() {
         .expect("the start");
     let waiting = {
         let provider = h.provider.clone();
-        tokio::spawn(async move {
-            let client = duroxide::Client::new(provider.clone());
-            provider
-                .wait_for_orchestration(&client, "sf4", POLL)
-                .await
-                .unwrap()
-        })
+        tokio::spawn(async move { provider.wait_for_orchestration("sf4", POLL).await.unwrap() })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!waiting.is_finished(), "the wait waits");

@@ -170,7 +170,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
                     .is_ok()
                     && matches!(
                         waiter
-                            .wait_for_orchestration(&client, &id, Duration::from_secs(60))
+                            .wait_for_orchestration(&id, Duration::from_secs(60))
                             .await,
                         Ok(OrchestrationStatus::Completed { .. })
                     );
