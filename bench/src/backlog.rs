@@ -148,12 +148,8 @@ async fn window(
         IN_FLIGHT,
         rx,
     );
-    tokio::time::sleep(c.warmup + c.window).await;
-    let end = stats.now_ms();
-    driver.stop();
-    let from = t0 + c.warmup.as_millis() as u32;
-    let done = stats.completions_between(from, end);
-    let secs = (end - from) as f64 / 1000.0;
+    let measured = driver.run_window(&stats, t0, c.warmup, c.window).await;
+    let (from, done, secs) = (measured.from_ms, measured.completed, measured.secs);
     rt.shutdown(Some(env.shutdown_grace_ms())).await;
     json!({
         "dispatcher_long_poll_timeout_ms": long_poll.as_millis() as u64,

@@ -1,5 +1,6 @@
 //! steadfast's claim counters in this process (`steadfast_claims_total` by queue and
-//! outcome, `steadfast_claims_skipped_total` and `steadfast_handoffs_total` by queue), read through a debugging recorder
+//! outcome, `steadfast_claims_skipped_total` and `steadfast_handoffs_total` by queue,
+//! `steadfast_session_owner_wakes_total`), read through a debugging recorder
 //! installed at start: how many claim statements a run's fetches made, and of what kind.
 
 use std::collections::BTreeMap;
@@ -26,7 +27,7 @@ pub fn install() -> bool {
 }
 
 /// Totals so far, keyed `<queue>.<outcome>` (`<queue>.skipped` for the skipped claims,
-/// `<queue>.handed` for the handoffs).
+/// `<queue>.handed` for the handoffs, `worker.owner_wakes` for the session owners woken).
 pub fn totals() -> BTreeMap<String, u64> {
     let mut totals = TOTALS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(Some(snapshotter)) = SNAPSHOTTER.get() {
@@ -40,13 +41,16 @@ pub fn totals() -> BTreeMap<String, u64> {
                     .find(|x| x.key() == l)
                     .map(|x| x.value().to_string())
             };
-            let name = match key.name() {
-                steadfast_pg::metrics::CLAIMS => label("outcome").unwrap_or_default(),
-                steadfast_pg::metrics::CLAIMS_SKIPPED => "skipped".into(),
-                steadfast_pg::metrics::HANDOFFS => "handed".into(),
+            let queue = || label("queue").unwrap_or_default();
+            let (queue, name) = match key.name() {
+                steadfast_pg::metrics::CLAIMS => (queue(), label("outcome").unwrap_or_default()),
+                steadfast_pg::metrics::CLAIMS_SKIPPED => (queue(), "skipped".into()),
+                steadfast_pg::metrics::HANDOFFS => (queue(), "handed".into()),
+                steadfast_pg::metrics::SESSION_OWNER_WAKES => {
+                    ("worker".into(), "owner_wakes".into())
+                }
                 _ => continue,
             };
-            let queue = label("queue").unwrap_or_default();
             *totals.entry(format!("{queue}.{name}")).or_default() += n;
         }
     }

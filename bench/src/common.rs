@@ -283,6 +283,9 @@ pub async fn teardown(env: &Env, built: Built) {
 pub const TRIVIAL: &str = "Trivial";
 pub const NOOP: &str = "Noop";
 pub const HOT_FANOUT: &str = "HotFanout";
+pub const SESSION_STEPS: &str = "SessionSteps";
+/// The activities a `SessionSteps` orchestration runs on its session, one after another.
+pub const STEPS_PER_SESSION_ORCHESTRATION: usize = 4;
 
 /// A runtime on `provider` with the bench's orchestrations and activities.
 pub async fn start_runtime(
@@ -295,7 +298,9 @@ pub async fn start_runtime(
 }
 
 /// `Trivial`: one activity, then complete. `HotFanout`: `rounds` times fan out `fanout`
-/// activities and join them, then continue as new (runs until shutdown).
+/// activities and join them, then continue as new (runs until shutdown). `SessionSteps`:
+/// [`STEPS_PER_SESSION_ORCHESTRATION`] activities one after another on the session its
+/// input names, then complete.
 pub fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
     let activities = ActivityRegistry::builder()
         .register(NOOP, |_ctx: ActivityContext, input: String| async move {
@@ -305,12 +310,23 @@ pub fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
     let orchestrations = OrchestrationRegistry::builder()
         .register(TRIVIAL, trivial)
         .register(HOT_FANOUT, hot_fanout)
+        .register(SESSION_STEPS, session_steps)
         .build();
     (activities, orchestrations)
 }
 
 async fn trivial(ctx: OrchestrationContext, input: String) -> Result<String, String> {
     ctx.schedule_activity(NOOP, input).await
+}
+
+async fn session_steps(ctx: OrchestrationContext, session: String) -> Result<String, String> {
+    let mut last = String::new();
+    for step in 0..STEPS_PER_SESSION_ORCHESTRATION {
+        last = ctx
+            .schedule_activity_on_session(NOOP, step.to_string(), session.as_str())
+            .await?;
+    }
+    Ok(last)
 }
 
 async fn hot_fanout(ctx: OrchestrationContext, input: String) -> Result<String, String> {
@@ -332,6 +348,27 @@ async fn hot_fanout(ctx: OrchestrationContext, input: String) -> Result<String, 
 // ---------------------------------------------------------------------------
 // Statistics
 // ---------------------------------------------------------------------------
+
+/// steadfast / duroxide-pg orchestrations/s at each dispatcher count, from a scenario's rows
+/// per provider name (rows in the same dispatcher order for both).
+pub fn ratios_by_dispatchers(per: &serde_json::Map<String, Value>) -> Vec<Value> {
+    let (Some(Value::Array(s)), Some(Value::Array(d))) =
+        (per.get("steadfast"), per.get("duroxide-pg"))
+    else {
+        return Vec::new();
+    };
+    s.iter()
+        .zip(d)
+        .map(|(a, b)| {
+            json!({
+                "dispatchers": a["dispatchers"],
+                "orchestrations_per_s_steadfast_over_duroxide_pg": ratio(
+                    a["orchestrations_per_s"].as_f64().unwrap_or(0.0),
+                    b["orchestrations_per_s"].as_f64().unwrap_or(0.0)),
+            })
+        })
+        .collect()
+}
 
 /// Nearest-rank percentile of sorted values.
 pub fn percentile(sorted: &[u32], p: f64) -> f64 {

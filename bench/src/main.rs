@@ -11,6 +11,7 @@ mod fleet;
 mod livelock;
 mod probe;
 mod processes;
+mod sessions;
 mod soak;
 mod statements;
 mod throughput;
@@ -28,7 +29,7 @@ use crate::common::{Env, Kind, Topology, progress};
 
 const USAGE: &str = "\
 usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
-                       [--scenario livelock|contention|throughput|processes|ceiling|backlog|soak|all]
+                       [--scenario livelock|contention|throughput|processes|ceiling|backlog|sessions|soak|all]
                        [--livelock-topology 1x32|8x4|both] [--dispatchers N,N,...]
                        [--processes N,N,...]
                        [--out bench/results/<file>.json] [--database-url URL] [--pool N]
@@ -63,13 +64,14 @@ usage: steadfast-bench [--smoke] [--provider steadfast|duroxide-pg|both]
                    measurements and clean-up use --database-url
 ";
 
-const SCENARIOS: [&str; 6] = [
+const SCENARIOS: [&str; 7] = [
     "livelock",
     "contention",
     "throughput",
     "processes",
     "ceiling",
     "backlog",
+    "sessions",
 ];
 
 struct Args {
@@ -405,6 +407,7 @@ async fn run(args: Args) -> Result<()> {
             "processes" => processes::run(&env, &args.kinds).await,
             "ceiling" => ceiling::run(&env).await,
             "backlog" => backlog::run(&env, &args.kinds).await,
+            "sessions" => sessions::run(&env, &args.kinds).await,
             "soak" => soak::run(&env, &args.kinds).await,
             _ => unreachable!(),
         }

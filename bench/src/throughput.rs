@@ -241,20 +241,7 @@ pub async fn run(env: &Env, kinds: &[Kind]) -> Result<Value> {
             }
             per.insert(FLOOR.into(), Value::Array(rows));
         }
-        // steadfast / duroxide-pg at each dispatcher count.
-        let mut ratios = Vec::new();
-        if let (Some(Value::Array(s)), Some(Value::Array(d))) =
-            (per.get("steadfast"), per.get("duroxide-pg"))
-        {
-            for (a, b) in s.iter().zip(d) {
-                ratios.push(json!({
-                    "dispatchers": a["dispatchers"],
-                    "orchestrations_per_s_steadfast_over_duroxide_pg": ratio(
-                        a["orchestrations_per_s"].as_f64().unwrap_or(0.0),
-                        b["orchestrations_per_s"].as_f64().unwrap_or(0.0)),
-                }));
-            }
-        }
+        let ratios = common::ratios_by_dispatchers(&per);
         out.insert(
             workload.into(),
             json!({ "providers": per, "ratios": ratios }),
