@@ -27,7 +27,8 @@ pub fn install() -> bool {
 }
 
 /// Totals so far, keyed `<queue>.<outcome>` (`<queue>.skipped` for the skipped claims,
-/// `<queue>.handed` for the handoffs, `worker.owner_wakes` for the session owners woken).
+/// `<queue>.handed` for the handoffs, `worker.owner_wakes_<via>` for the session owners
+/// woken, via lookup or ack).
 pub fn totals() -> BTreeMap<String, u64> {
     let mut totals = TOTALS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(Some(snapshotter)) = SNAPSHOTTER.get() {
@@ -46,9 +47,10 @@ pub fn totals() -> BTreeMap<String, u64> {
                 steadfast_pg::metrics::CLAIMS => (queue(), label("outcome").unwrap_or_default()),
                 steadfast_pg::metrics::CLAIMS_SKIPPED => (queue(), "skipped".into()),
                 steadfast_pg::metrics::HANDOFFS => (queue(), "handed".into()),
-                steadfast_pg::metrics::SESSION_OWNER_WAKES => {
-                    ("worker".into(), "owner_wakes".into())
-                }
+                steadfast_pg::metrics::SESSION_OWNER_WAKES => (
+                    "worker".into(),
+                    format!("owner_wakes_{}", label("via").unwrap_or_default()),
+                ),
                 _ => continue,
             };
             *totals.entry(format!("{queue}.{name}")).or_default() += n;

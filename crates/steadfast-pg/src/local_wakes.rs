@@ -32,7 +32,7 @@ use tokio::sync::broadcast;
 
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
-use crate::session_wakes::WaitingOwners;
+use crate::session_wakes::{SessionOwnersSeen, WaitingOwners};
 
 /// How many ended-execution wake-ups a slow waiter may fall behind before it re-reads.
 const ENDED_BACKLOG: usize = 1024;
@@ -56,6 +56,8 @@ pub(crate) struct LocalWakes {
     forwarder: AtomicU64,
     /// Whether a provider of the process has claimed a session item (`session_wakes.rs`).
     pub(crate) sessions_claimed: AtomicBool,
+    /// Who owned each session whose item a fetch of the process claimed.
+    pub(crate) session_owners_seen: SessionOwnersSeen,
 }
 
 impl LocalWakes {
@@ -66,6 +68,7 @@ impl LocalWakes {
             nonce: crate::token::new_nonce(),
             forwarder: AtomicU64::new(0),
             sessions_claimed: AtomicBool::new(false),
+            session_owners_seen: SessionOwnersSeen::default(),
         }
     }
 

@@ -76,8 +76,8 @@ pub const METRICS: &[MetricDescription] = &[
     MetricDescription {
         name: SESSION_OWNER_WAKES,
         kind: MetricKind::Counter,
-        labels: &[],
-        help: "Session owners whose waiting worker fetch was woken by another fetch of the process that found nothing while their live sessions held items ready.",
+        labels: &["via"],
+        help: "Session owners whose worker fetch under way in the process was woken for their sessions' items: via lookup, by another fetch of the process that found nothing while the owners' live sessions held items ready; via ack, by the ack of a turn that scheduled their session's activity.",
     },
     MetricDescription {
         name: CLAIM_DURATION,
@@ -142,8 +142,8 @@ pub(crate) fn handed_off(queue: QueueKind) {
     metrics::counter!(HANDOFFS, "queue" => queue.as_str()).increment(1);
 }
 
-pub(crate) fn session_owner_woken() {
-    metrics::counter!(SESSION_OWNER_WAKES).increment(1);
+pub(crate) fn session_owner_woken(via: crate::wake::OwnerWakeVia) {
+    metrics::counter!(SESSION_OWNER_WAKES, "via" => via.as_str()).increment(1);
 }
 
 pub(crate) fn claim_finished(queue: QueueKind, outcome: &'static str, took: Duration) {

@@ -71,11 +71,14 @@ impl PostgresProvider {
                         row.get("handed"),
                         &self.worker_give_back,
                     );
-                    let enqueued = Enqueued::when(
-                        !turn.orchestrator_items.is_empty(),
-                        handed < turn.worker_items.len(),
-                    );
-                    self.turn_committed(lock_token, enqueued, ends);
+                    let unhanded = turn.worker_items.len() - handed;
+                    let enqueued =
+                        Enqueued::when(!turn.orchestrator_items.is_empty(), unhanded > 0);
+                    // Session activities go to their owners' fetches (`session_wakes.rs`):
+                    // when each was woken, no other worker fetch here needs to be.
+                    let owners_woken = self.wakes().wake_owners_of(&turn.worker_items);
+                    let woken = Enqueued::when(false, unhanded > 0 && owners_woken == unhanded);
+                    self.turn_committed(lock_token, enqueued, woken, ends);
                     Ok(())
                 }
                 "expired" => Err(self.ack_rejected(lock_token, execution_id, "expired").await),
@@ -91,15 +94,21 @@ impl PostgresProvider {
         self.leases.forget(lock_token);
         self.ack_poison(lock_token, turn, details).await?;
         // Failing the execution may have notified its parent.
-        self.turn_committed(lock_token, enqueued.and(Enqueued::ORCHESTRATOR), true);
+        self.turn_committed(
+            lock_token,
+            enqueued.and(Enqueued::ORCHESTRATOR),
+            Enqueued::NONE,
+            true,
+        );
         Ok(())
     }
 
-    /// A turn's write committed: wake fetches of the queues it enqueued on, and waiters
-    /// for its instance if it ended the execution (`wake.rs`).
-    fn turn_committed(&self, lock_token: &str, enqueued: Enqueued, ended: bool) {
+    /// A turn's write committed: wake fetches of the queues it enqueued on (but those of
+    /// `woken`, whose work's takers were woken already), and waiters for its instance if
+    /// it ended the execution (`wake.rs`).
+    fn turn_committed(&self, lock_token: &str, enqueued: Enqueued, woken: Enqueued, ended: bool) {
         self.turn_acked();
-        self.enqueued(enqueued);
+        self.wakes().enqueued_woken_but(enqueued, woken);
         if ended && let Some(instance) = crate::token::token_instance(lock_token) {
             self.announce_end(&instance);
         }

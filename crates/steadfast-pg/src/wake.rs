@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use duroxide::providers::WorkItem;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use tokio::sync::{Notify, broadcast};
@@ -63,6 +64,24 @@ const PUBLISHER_CONNECT_WAIT: Duration = Duration::from_secs(5);
 /// After a failed NOTIFY, the publisher waits this long before it tries again (the
 /// requests stay pending; fetches still recheck on their own).
 const PUBLISH_RETRY: Duration = Duration::from_millis(200);
+
+/// What woke a session owner's fetch (`session_wakes.rs`), as the metric labels it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OwnerWakeVia {
+    /// A woken fetch that found nothing looked the owner up.
+    Lookup,
+    /// The ack of a turn that scheduled the session's activity.
+    Ack,
+}
+
+impl OwnerWakeVia {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            OwnerWakeVia::Lookup => "lookup",
+            OwnerWakeVia::Ack => "ack",
+        }
+    }
+}
 
 /// Which queues a committed write made work visible on.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -216,10 +235,16 @@ impl Wakes {
     /// Work became visible on `queues` by a write that has committed: wake an idle fetch
     /// of each provider of this process per queue, and have the other processes told.
     pub(crate) fn enqueued(&self, queues: Enqueued) {
+        self.enqueued_woken_but(queues, Enqueued::NONE);
+    }
+
+    /// As [`enqueued`](Self::enqueued), but no idle fetch of `woken` is woken here: its
+    /// work's takers were woken already.
+    pub(crate) fn enqueued_woken_but(&self, queues: Enqueued, woken: Enqueued) {
         if queues == Enqueued::NONE {
             return;
         }
-        wake_one_each(&self.local, queues);
+        wake_one_each(&self.local, Enqueued(queues.0 & !woken.0));
         if let Some(across) = &self.across_processes {
             across.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
             across.publish.kick.notify_one();
@@ -263,10 +288,17 @@ impl Wakes {
         Arc::clone(&self.own.session_owners)
     }
 
-    /// A fetch of this provider claimed a session item: from now on a woken worker claim
-    /// that finds nothing looks for session owners to wake.
-    pub(crate) fn session_claimed(&self) {
+    /// A fetch of this provider claimed an item of `session` for `owner`: from now on a
+    /// woken worker claim that finds nothing looks for session owners to wake, and a turn
+    /// acked here that schedules the session's activities wakes `owner`.
+    pub(crate) fn session_claimed(&self, session: &str, owner: &str) {
         self.local.sessions_claimed.store(true, Ordering::Relaxed);
+        self.local.session_owners_seen.claimed(session, owner);
+    }
+
+    /// `owner`'s fetch was woken for a session item and found nothing.
+    pub(crate) fn forget_session_owner(&self, owner: &str) {
+        self.local.session_owners_seen.forget_owner(owner);
     }
 
     /// Whether a provider of this process has claimed a session item.
@@ -274,10 +306,35 @@ impl Wakes {
         self.local.sessions_claimed.load(Ordering::Relaxed)
     }
 
-    /// Wake a worker fetch of `owner` in this process, if one is under way.
-    pub(crate) fn wake_session_owner(&self, owner: &str) {
+    /// Wake a worker fetch of `owner` in this process, if one is under way, for `via` (the
+    /// metric's label); whether one was.
+    pub(crate) fn wake_session_owner(&self, owner: &str, via: OwnerWakeVia) -> bool {
+        let mut woken = false;
         self.local
-            .each_provider(|provider| provider.session_owners.wake(owner));
+            .each_provider(|provider| woken |= provider.session_owners.wake(owner));
+        if woken {
+            crate::metrics::session_owner_woken(via);
+        }
+        woken
+    }
+
+    /// Wake the owners' fetches under way here of the session activities among `items`, as
+    /// far as this process knows their owners; how many of `items` were such activities.
+    pub(crate) fn wake_owners_of(&self, items: &[WorkItem]) -> usize {
+        if !self.sessions_claimed() {
+            return 0;
+        }
+        items
+            .iter()
+            .filter_map(|item| match item {
+                WorkItem::ActivityExecute {
+                    session_id: Some(session),
+                    ..
+                } => self.local.session_owners_seen.owner_of(session),
+                _ => None,
+            })
+            .filter(|owner| self.wake_session_owner(owner, OwnerWakeVia::Ack))
+            .count()
     }
 
     pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {

@@ -22,7 +22,7 @@ use crate::provider::PostgresProvider;
 use crate::run::{PgQuery, RunQuery, RunScalar};
 use crate::token::new_worker_token_prefix;
 use crate::turn::activity_poison_details;
-use crate::wake::Enqueued;
+use crate::wake::{Enqueued, OwnerWakeVia};
 
 const FETCH: &str = "fetch_work_item";
 const ACK: &str = "ack_work_item";
@@ -166,11 +166,7 @@ impl PostgresProvider {
             filters,
             Some((offer, handed)),
             owner,
-            // A fetch its session owner's wake-up woke wakes nobody in turn.
-            |woken| {
-                let wakes_owners = woken == Woken::ByQueue;
-                self.claim_work(lock_timeout, session, &tags, woken.any(), wakes_owners)
-            },
+            |woken| self.claim_work(lock_timeout, session, &tags, woken),
         )
         .await
     }
@@ -189,25 +185,26 @@ impl PostgresProvider {
             .await
             .map(|rows| rows.iter().map(|row| row.get(0)).collect());
         match owners {
-            Ok(owners) => owners
-                .iter()
-                .for_each(|owner| self.wakes().wake_session_owner(owner)),
+            Ok(owners) => owners.iter().for_each(|owner| {
+                self.wakes().wake_session_owner(owner, OwnerWakeVia::Lookup);
+            }),
             Err(e) => {
                 tracing::debug!(target: "steadfast_pg", error = %e, "looking for session owners to wake failed");
             }
         }
     }
 
-    /// `wakes_owners`: if nothing is claimed, wake the waiting fetches of other session
-    /// owners with items ready (`session_wakes.rs`).
+    /// `woken`: what ended the fetch's wait. Woken by the queue, a claim of nothing wakes
+    /// the waiting fetches of other session owners with items ready; woken as an owner, it
+    /// wakes nobody in turn and forgets this owner's sessions (`session_wakes.rs`).
     async fn claim_work(
         &self,
         lock_timeout: Duration,
         session: Option<&SessionFetchConfig>,
         (tag_mode, tags): &(i32, Vec<String>),
-        tell_more: bool,
-        wakes_owners: bool,
+        woken: Woken,
     ) -> Result<ClaimOutcome<FetchedWork>, ProviderError> {
+        let tell_more = woken.any();
         let claim = &self.options.claim;
         let started = Instant::now();
         let mut tries = 0u32;
@@ -237,8 +234,12 @@ impl PostgresProvider {
             {
                 Ok(claimed) => claimed,
                 Err(next_visible_ms) => {
-                    if wakes_owners {
-                        self.wake_session_owners(session).await;
+                    match (woken, session) {
+                        (Woken::ByQueue, _) => self.wake_session_owners(session).await,
+                        (Woken::ByOwner, Some(config)) => {
+                            self.wakes().forget_session_owner(&config.owner_id)
+                        }
+                        _ => {}
                     }
                     return Ok(ClaimOutcome::Empty(next_visible_ms));
                 }
@@ -294,7 +295,7 @@ impl PostgresProvider {
                     // guard, dropped here, gives the item back.
                     continue;
                 }
-                self.wakes().session_claimed();
+                self.wakes().session_claimed(sid, &config.owner_id);
             }
             guard.disarm();
             return Ok(ClaimOutcome::Claimed((item, token, attempt_count), rest));

@@ -3,7 +3,9 @@
 //! that waited longest, seldom reaches the owner's. That fetch finds nothing and wakes
 //! the owner's fetch when it waits in this process (src/session_wakes.rs), whether the
 //! item was enqueued here or by another process. An owner's fetch woken so wakes nobody
-//! in turn.
+//! in turn. A turn acked here that schedules a session's activity wakes the owner this
+//! process saw claim the session, and no other fetch; an owner so woken that finds
+//! nothing is forgotten.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[macro_use]
@@ -11,12 +13,25 @@ mod common;
 
 use std::time::Duration;
 
-use common::claim_counts::{SERIAL, empty_claims, session_owner_wakes};
-use common::harness::{Harness, LONG};
+use common::claim_counts::{
+    SERIAL, claims, empty_claims, owner_wakes_by_ack, owner_wakes_by_lookup,
+};
+use common::harness::{Harness, LONG, running_metadata, started_event};
 use common::long_poll::{POLL, PROMPT, slow_recheck};
 use duroxide::providers::{Provider, SessionFetchConfig, TagFilter, WorkItem};
 use steadfast_pg::{PollingMode, PostgresProvider};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+/// A harness whose fetches recheck every 60 s, with the claim counters held for the test.
+async fn counted_harness(
+    label: &str,
+    polling: PollingMode,
+) -> (tokio::sync::MutexGuard<'static, ()>, Harness) {
+    let serial = SERIAL.lock().await;
+    let h = Harness::with_polling(&format!("{label}_{polling:?}"), polling, slow_recheck).await;
+    (serial, h)
+}
 
 fn owner(name: &str) -> SessionFetchConfig {
     SessionFetchConfig {
@@ -64,27 +79,10 @@ async fn owns(p: &PostgresProvider, slot: &str, session: &str, id: u64) {
 /// `slot-1` waiting, then one of `slot-0`; `enqueuer` enqueues the session's next item:
 /// `slot-0`'s fetch gets it at once, not at its recheck (60 s here).
 async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
-    let p = &h.provider;
-    p.enqueue_for_worker(session_item(1)).await.unwrap();
-    let (_, token, _) = p
-        .fetch_work_item(
-            LONG,
-            Duration::ZERO,
-            Some(&owner("slot-0")),
-            &TagFilter::default(),
-        )
-        .await
-        .unwrap()
-        .expect("slot-0 takes the session");
-    p.ack_work_item(&token, None).await.unwrap();
-    let other = h
-        .waiting_worker_fetch(Some(owner("slot-1")), TagFilter::default(), POLL)
-        .await;
-    let owning = h
-        .waiting_worker_fetch(Some(owner("slot-0")), TagFilter::default(), POLL)
-        .await;
+    owns(&h.provider, "slot-0", "s1", 1).await;
+    let [other, owning] = waiting_slots(h).await;
 
-    let wakes_before = session_owner_wakes();
+    let wakes_before = owner_wakes_by_lookup();
     let enqueued = Instant::now();
     enqueuer.enqueue_for_worker(session_item(2)).await.unwrap();
     let (item, _, _) = owning.await.unwrap().expect("the session's next item");
@@ -96,7 +94,7 @@ async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
     );
     assert!(!other.is_finished(), "the other slot's fetch waits on");
     assert_eq!(
-        session_owner_wakes() - wakes_before,
+        owner_wakes_by_lookup() - wakes_before,
         1,
         "woken by the other slot's fetch"
     );
@@ -105,9 +103,7 @@ async fn the_owner_is_woken(h: &Harness, enqueuer: &PostgresProvider) {
 
 /// The item enqueued by this process.
 async fn the_owner_is_woken_by_this_process(polling: PollingMode) {
-    let _serial = SERIAL.lock().await;
-    let h =
-        Harness::with_polling(&format!("session_wake_{polling:?}"), polling, slow_recheck).await;
+    let (_serial, h) = counted_harness("session_wake", polling).await;
     the_owner_is_woken(&h, &h.provider).await;
     h.drop().await;
 }
@@ -116,8 +112,7 @@ in_both_modes!(the_owner_is_woken_by_this_process);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owner_is_woken_for_an_item_another_process_enqueued() {
-    let _serial = SERIAL.lock().await;
-    let h = Harness::new("session_wake_remote", slow_recheck).await;
+    let (_serial, h) = counted_harness("session_wake_remote", PollingMode::Listen).await;
     let mut o = common::other_process(&h.schema, PollingMode::Listen);
     slow_recheck(&mut o);
     let remote = common::provider_with(o).await;
@@ -132,8 +127,7 @@ async fn an_owner_is_woken_for_an_item_another_process_enqueued() {
 /// again, the two would claim for nothing in a loop until their sessions ran out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owners_woken_for_items_they_cannot_take_do_not_wake_each_other() {
-    let _serial = SERIAL.lock().await;
-    let h = Harness::new("session_wake_loop", slow_recheck).await;
+    let (_serial, h) = counted_harness("session_wake_loop", PollingMode::Listen).await;
     let p = &h.provider;
     owns(p, "slot-0", "s0", 1).await;
     owns(p, "slot-1", "s1", 2).await;
@@ -147,7 +141,7 @@ async fn owners_woken_for_items_they_cannot_take_do_not_wake_each_other() {
             .await,
     ];
     let empty_before = empty_claims("worker");
-    let wakes_before = session_owner_wakes();
+    let wakes_before = owner_wakes_by_lookup();
 
     p.enqueue_for_worker(item_of("s1", 4, Some("gpu")))
         .await
@@ -160,11 +154,121 @@ async fn owners_woken_for_items_they_cannot_take_do_not_wake_each_other() {
          empty claims in 2 s"
     );
     assert_eq!(
-        session_owner_wakes() - wakes_before,
+        owner_wakes_by_lookup() - wakes_before,
         1,
         "one owner woken, by the fetch the enqueue woke"
     );
     assert!(fetches.iter().all(|f| !f.is_finished()));
     fetches.iter().for_each(|f| f.abort());
+    h.drop().await;
+}
+
+/// A fetch of `slot-1` left waiting, then one of `slot-0`.
+async fn waiting_slots(h: &Harness) -> [JoinHandle<Option<(WorkItem, String, u32)>>; 2] {
+    let mut fetches = Vec::new();
+    for slot in ["slot-1", "slot-0"] {
+        fetches.push(
+            h.waiting_worker_fetch(Some(owner(slot)), TagFilter::default(), POLL)
+                .await,
+        );
+    }
+    fetches.try_into().unwrap_or_else(|_| unreachable!())
+}
+
+/// A started instance `instance` claimed: its lock token, for a turn to ack.
+async fn claimed_turn(h: &Harness, instance: &str) -> String {
+    h.provider
+        .enqueue_for_orchestrator(common::harness::start(instance), None)
+        .await
+        .unwrap();
+    h.fetch_only(instance).await.1
+}
+
+/// Ack the turn of `token` (of `instance`, its first) scheduling `item`.
+async fn ack_scheduling(h: &Harness, instance: &str, token: &str, item: WorkItem) {
+    h.provider
+        .ack_orchestration_item(
+            token,
+            1,
+            vec![started_event(instance)],
+            vec![item],
+            vec![],
+            running_metadata(),
+            vec![],
+        )
+        .await
+        .unwrap();
+}
+
+/// `slot-0` owns `s1` (seen claiming it here); a fetch of `slot-1` waits first, then one
+/// of `slot-0`; a turn schedules `s1`'s next activity: `slot-0` gets it, and `slot-1`'s
+/// fetch never claims (before, it was woken, claimed for nothing and looked `slot-0` up).
+async fn a_turn_wakes_the_owner_it_saw(polling: PollingMode) {
+    let (_serial, h) = counted_harness("session_ack", polling).await;
+    let p = &h.provider;
+    owns(p, "slot-0", "s1", 1).await;
+    let token = claimed_turn(&h, "sessions").await;
+    let [other, owning] = waiting_slots(&h).await;
+    let claims_before = claims("worker");
+    let (by_ack, by_lookup) = (owner_wakes_by_ack(), owner_wakes_by_lookup());
+
+    let acked = Instant::now();
+    ack_scheduling(&h, "sessions", &token, session_item(2)).await;
+    let (item, _, _) = owning.await.unwrap().expect("the session's next item");
+    assert_eq!(item, session_item(2));
+    assert!(acked.elapsed() < PROMPT, "took {:?}", acked.elapsed());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!other.is_finished(), "the other slot's fetch waits on");
+    assert_eq!(
+        claims("worker") - claims_before,
+        1,
+        "the owner's claim only: the other slot's fetch was not woken"
+    );
+    assert_eq!(owner_wakes_by_ack() - by_ack, 1);
+    assert_eq!(owner_wakes_by_lookup() - by_lookup, 0);
+    other.abort();
+    h.drop().await;
+}
+
+in_both_modes!(a_turn_wakes_the_owner_it_saw);
+
+/// What this process saw can be stale: `s1`'s session moved to an owner elsewhere
+/// (`slot-9`, its row rewritten as a takeover would). The first turn still wakes `slot-0`,
+/// which finds nothing and is forgotten; the next turn wakes a fetch as before and makes
+/// no owner wake-up by ack.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_woken_for_nothing_is_forgotten() {
+    let (_serial, h) = counted_harness("session_ack_stale", PollingMode::Listen).await;
+    let p = &h.provider;
+    owns(p, "slot-0", "s1", 1).await;
+    h.exec(
+        "UPDATE S.sessions SET worker_id = 'slot-9' WHERE session_id = 's1'",
+        None,
+    )
+    .await;
+    let first = claimed_turn(&h, "first").await;
+    let second = claimed_turn(&h, "second").await;
+    let fetch = h
+        .waiting_worker_fetch(Some(owner("slot-0")), TagFilter::default(), POLL)
+        .await;
+    let by_ack = owner_wakes_by_ack();
+    let empty_before = empty_claims("worker");
+
+    ack_scheduling(&h, "first", &first, item_of("s1", 2, None)).await;
+    let until = Instant::now() + PROMPT;
+    while empty_claims("worker") == empty_before {
+        assert!(Instant::now() < until, "slot-0 was not woken");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(owner_wakes_by_ack() - by_ack, 1, "slot-0 woken by the ack");
+    ack_scheduling(&h, "second", &second, item_of("s1", 3, None)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        owner_wakes_by_ack() - by_ack,
+        1,
+        "slot-0, forgotten as s1's owner, not woken by the second ack"
+    );
+    assert!(!fetch.is_finished(), "s1's items are slot-9's");
+    fetch.abort();
     h.drop().await;
 }

@@ -39,8 +39,10 @@ fn total(name: &str, queue: &str, outcome: Option<&str>) -> u64 {
                 .map(|x| x.value().to_string())
                 .unwrap_or_default()
         };
+        // The counter's second label: a claim's outcome, or what woke a session owner.
+        let detail = [label("outcome"), label("via")].concat();
         *totals
-            .entry((key.name().to_string(), label("queue"), label("outcome")))
+            .entry((key.name().to_string(), label("queue"), detail))
             .or_default() += n;
     }
     totals
@@ -73,6 +75,16 @@ pub fn idle_fetches(queue: &str) -> u64 {
 }
 
 /// Session owners' fetches woken by another fetch that found nothing, so far.
-pub fn session_owner_wakes() -> u64 {
-    total(steadfast_pg::metrics::SESSION_OWNER_WAKES, "", None)
+pub fn owner_wakes_by_lookup() -> u64 {
+    total(
+        steadfast_pg::metrics::SESSION_OWNER_WAKES,
+        "",
+        Some("lookup"),
+    )
+}
+
+/// Session owners' fetches woken by the ack of a turn scheduling their session's
+/// activities, so far.
+pub fn owner_wakes_by_ack() -> u64 {
+    total(steadfast_pg::metrics::SESSION_OWNER_WAKES, "", Some("ack"))
 }
