@@ -318,8 +318,9 @@ impl Wakes {
         woken
     }
 
-    /// Wake the owners' fetches under way here of the session activities among `items`, as
-    /// far as this process knows their owners; how many of `items` were such activities.
+    /// Wake the owners' fetches (under way here, or else their next) of the session
+    /// activities among `items` whose owners this process knows; how many of `items` were
+    /// such activities.
     pub(crate) fn wake_owners_of(&self, items: &[WorkItem]) -> usize {
         if !self.sessions_claimed() {
             return 0;
@@ -333,7 +334,11 @@ impl Wakes {
                 } => self.local.session_owners_seen.owner_of(session),
                 _ => None,
             })
-            .filter(|owner| self.wake_session_owner(owner, OwnerWakeVia::Ack))
+            .map(|owner| {
+                self.local
+                    .each_provider(|provider| provider.session_owners.wake_now_or_next(&owner));
+                crate::metrics::session_owner_woken(OwnerWakeVia::Ack);
+            })
             .count()
     }
 

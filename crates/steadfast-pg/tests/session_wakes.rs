@@ -232,6 +232,48 @@ async fn a_turn_wakes_the_owner_it_saw(polling: PollingMode) {
 
 in_both_modes!(a_turn_wakes_the_owner_it_saw);
 
+/// `slot-0` owns `s1` and has no fetch under way (a slot runs its activity between two
+/// fetches) when a turn schedules `s1`'s next activity: no other fetch is woken, and
+/// `slot-0`'s next fetch claims the item at once, although its last claim found nothing
+/// (which would make it wait first, its queue known to be idle).
+async fn a_turn_wakes_the_owner_s_next_fetch(polling: PollingMode) {
+    let (_serial, h) = counted_harness("session_ack_next", polling).await;
+    let p = &h.provider;
+    owns(p, "slot-0", "s1", 1).await;
+    let slot_0 = owner("slot-0");
+    let found = p
+        .fetch_work_item(LONG, Duration::ZERO, Some(&slot_0), &TagFilter::default())
+        .await
+        .unwrap();
+    assert!(found.is_none(), "slot-0's last claim finds nothing");
+    let token = claimed_turn(&h, "sessions").await;
+    let other = h
+        .waiting_worker_fetch(Some(owner("slot-1")), TagFilter::default(), POLL)
+        .await;
+    let claims_before = claims("worker");
+
+    ack_scheduling(&h, "sessions", &token, session_item(2)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let fetched = Instant::now();
+    let (item, _, _) = p
+        .fetch_work_item(LONG, POLL, Some(&slot_0), &TagFilter::default())
+        .await
+        .unwrap()
+        .expect("the session's next item");
+    assert_eq!(item, session_item(2));
+    assert!(fetched.elapsed() < PROMPT, "took {:?}", fetched.elapsed());
+    assert_eq!(
+        claims("worker") - claims_before,
+        1,
+        "slot-0's claim only: the other slot's fetch was not woken"
+    );
+    assert!(!other.is_finished(), "the other slot's fetch waits on");
+    other.abort();
+    h.drop().await;
+}
+
+in_both_modes!(a_turn_wakes_the_owner_s_next_fetch);
+
 /// What this process saw can be stale: `s1`'s session moved to an owner elsewhere
 /// (`slot-9`, its row rewritten as a takeover would). The first turn still wakes `slot-0`,
 /// which finds nothing and is forgotten; the next turn wakes a fetch as before and makes
