@@ -21,9 +21,11 @@
 //! A turn acked in this process that schedules a session's activity does better when it
 //! knows the owner: each claim of a session item here records its session's owner
 //! ([`SessionOwnersSeen`]), and when every activity the turn left unhanded is a session
-//! activity whose owner is known, the ack wakes those owners' fetches (one under way, or
-//! else the owner's next, which then claims at once) instead of the worker fetch that
-//! waited longest, which would have claimed for nothing and looked the owners up (measured: 4 empty claims and 18 owner wake-ups per
+//! activity whose owner is known, the ack wakes those owners' fetches under way here
+//! instead of the worker fetch that waited longest, which would have claimed for nothing
+//! and looked the owners up; an owner with no fetch under way (its slot runs an activity
+//! between two fetches) claims at its next fetch's start, as the queue is no longer known
+//! to be empty (`queue_wake.rs`) (measured: 4 empty claims and 18 owner wake-ups per
 //! orchestration of 4 session activities at 16 worker slots, docs/benchmarks.md run 63).
 //! Other processes are still told of the enqueue. What is recorded can be stale (the
 //! session's lease ran out and another owner took it): an owner woken for a session that
@@ -31,18 +33,15 @@
 //! before until its fetches claim a session item again; meanwhile the item is found as
 //! before, by the real owner's wake-up or recheck.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-/// The waiting worker fetches of one provider, by session owner, and the owners woken
-/// while none of their fetches was under way.
+/// The waiting worker fetches of one provider, by session owner.
 #[derive(Default)]
 pub(crate) struct WaitingOwners {
     by_owner: Mutex<HashMap<String, Owner>>,
-    /// Their next fetch claims at once (bounded by [`SEEN_SESSIONS_MAX`]).
-    woken_between_fetches: Mutex<HashSet<String>>,
 }
 
 struct Owner {
@@ -59,13 +58,6 @@ impl WaitingOwners {
             fetches: 0,
         });
         entry.fetches += 1;
-        let mut woken = self
-            .woken_between_fetches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if woken.remove(owner) {
-            entry.notify.notify_one();
-        }
         OwnerWait {
             owners: Arc::clone(self),
             owner: owner.to_owned(),
@@ -80,25 +72,6 @@ impl WaitingOwners {
             .get(owner)
             .map(|found| found.notify.notify_one())
             .is_some()
-    }
-
-    /// Wake one fetch of `owner` under way here, or else its next: between two fetches a
-    /// slot runs its activity, and the fetch after it must not wait out its queue's known
-    /// idleness while its session holds an item.
-    pub(crate) fn wake_now_or_next(&self, owner: &str) {
-        let by_owner = self.by_owner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(found) = by_owner.get(owner) {
-            found.notify.notify_one();
-            return;
-        }
-        let mut woken = self
-            .woken_between_fetches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if woken.len() >= SEEN_SESSIONS_MAX {
-            woken.clear();
-        }
-        woken.insert(owner.to_owned());
     }
 }
 
@@ -191,31 +164,6 @@ mod tests {
         drop(second);
         assert!(owners.by_owner.lock().unwrap().is_empty());
         assert!(!owners.wake("slot-0"));
-    }
-
-    #[tokio::test]
-    async fn an_owner_woken_between_fetches_is_woken_at_its_next() {
-        let owners = Arc::new(WaitingOwners::default());
-        owners.wake_now_or_next("slot-0");
-        let other = owners.enter("slot-1");
-        let fetch = owners.enter("slot-0");
-        tokio::time::timeout(Duration::from_secs(1), fetch.woken())
-            .await
-            .expect("the permit left for it");
-        assert!(
-            tokio::time::timeout(Duration::from_millis(50), other.woken())
-                .await
-                .is_err(),
-            "another owner's fetch is not woken"
-        );
-        drop(fetch);
-        let next = owners.enter("slot-0");
-        assert!(
-            tokio::time::timeout(Duration::from_millis(50), next.woken())
-                .await
-                .is_err(),
-            "one permit, taken by one fetch"
-        );
     }
 
     #[test]

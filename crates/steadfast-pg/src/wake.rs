@@ -239,12 +239,17 @@ impl Wakes {
     }
 
     /// As [`enqueued`](Self::enqueued), but no idle fetch of `woken` is woken here: its
-    /// work's takers were woken already.
+    /// work's takers were woken already. Their queues are no longer known to be empty,
+    /// as after any enqueue (`queue_wake.rs`).
     pub(crate) fn enqueued_woken_but(&self, queues: Enqueued, woken: Enqueued) {
         if queues == Enqueued::NONE {
             return;
         }
         wake_one_each(&self.local, Enqueued(queues.0 & !woken.0));
+        if woken.has(WORKER) {
+            self.local
+                .each_provider(|provider| provider.worker.forget_empty());
+        }
         if let Some(across) = &self.across_processes {
             across.publish.pending.fetch_or(queues.0, Ordering::AcqRel);
             across.publish.kick.notify_one();
@@ -318,9 +323,9 @@ impl Wakes {
         woken
     }
 
-    /// Wake the owners' fetches (under way here, or else their next) of the session
-    /// activities among `items` whose owners this process knows; how many of `items` were
-    /// such activities.
+    /// Wake the owners' fetches under way here of the session activities among `items`
+    /// whose owners this process knows (an owner with none claims at its next fetch's
+    /// start: [`Self::enqueued_woken_but`]); how many of `items` were such activities.
     pub(crate) fn wake_owners_of(&self, items: &[WorkItem]) -> usize {
         if !self.sessions_claimed() {
             return 0;
@@ -334,10 +339,8 @@ impl Wakes {
                 } => self.local.session_owners_seen.owner_of(session),
                 _ => None,
             })
-            .map(|owner| {
-                self.local
-                    .each_provider(|provider| provider.session_owners.wake_now_or_next(&owner));
-                crate::metrics::session_owner_woken(OwnerWakeVia::Ack);
+            .inspect(|owner| {
+                self.wake_session_owner(owner, OwnerWakeVia::Ack);
             })
             .count()
     }
