@@ -77,7 +77,7 @@ pub const METRICS: &[MetricDescription] = &[
         name: SESSION_OWNER_WAKES,
         kind: MetricKind::Counter,
         labels: &["via"],
-        help: "Session owners whose worker fetch in the process was woken for their sessions' items: via lookup, a fetch under way, by another fetch of the process that found nothing while the owners' live sessions held items ready; via ack, a fetch under way, by the ack of a turn that scheduled their session's activity.",
+        help: "Session owners' worker fetches under way in the process woken for their sessions' items: via lookup, by another fetch of the process that found nothing while the owners' live sessions held items ready; via ack, by the ack of a turn that scheduled their session's activity.",
     },
     MetricDescription {
         name: CLAIM_DURATION,

@@ -19,15 +19,15 @@
 //! other in a loop.
 //!
 //! A turn acked in this process that schedules a session's activity does better when it
-//! knows the owner: each claim of a session item here records its session's owner
-//! ([`SessionOwnersSeen`]), and when every activity the turn left unhanded is a session
+//! knows the owner. Each claim of a session item here records its session's owner
+//! ([`SessionOwnersSeen`]); when every activity the turn left unhanded is a session
 //! activity whose owner is known, the ack wakes those owners' fetches under way here
 //! instead of the worker fetch that waited longest, which would have claimed for nothing
-//! and looked the owners up; an owner with no fetch under way (its slot runs an activity
-//! between two fetches) claims at its next fetch's start, as the queue is no longer known
-//! to be empty (`queue_wake.rs`) (measured: 4 empty claims and 18 owner wake-ups per
-//! orchestration of 4 session activities at 16 worker slots, docs/benchmarks.md run 63).
-//! Other processes are still told of the enqueue. What is recorded can be stale (the
+//! and looked the owners up (4 empty claims and 18 look-ups per orchestration of 4 session
+//! activities at 16 worker slots, docs/benchmarks.md run 63). An owner with no fetch under
+//! way (its slot runs an activity between two fetches) claims at its next fetch's start,
+//! as the queue is no longer known to be empty (`queue_wake.rs`). Other processes are
+//! still told of the enqueue. What is recorded can be stale (the
 //! session's lease ran out and another owner took it): an owner woken for a session that
 //! finds nothing is forgotten as the owner of every session, so the next turns wake as
 //! before until its fetches claim a session item again; meanwhile the item is found as
