@@ -330,19 +330,21 @@ impl Wakes {
         if !self.sessions_claimed() {
             return 0;
         }
-        items
-            .iter()
-            .filter_map(|item| match item {
-                WorkItem::ActivityExecute {
-                    session_id: Some(session),
-                    ..
-                } => self.local.session_owners_seen.owner_of(session),
-                _ => None,
-            })
-            .inspect(|owner| {
-                self.wake_session_owner(owner, OwnerWakeVia::Ack);
-            })
-            .count()
+        let mut routed = 0;
+        for item in items {
+            let WorkItem::ActivityExecute {
+                session_id: Some(session),
+                ..
+            } = item
+            else {
+                continue;
+            };
+            if let Some(owner) = self.local.session_owners_seen.owner_of(session) {
+                self.wake_session_owner(&owner, OwnerWakeVia::Ack);
+                routed += 1;
+            }
+        }
+        routed
     }
 
     pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {

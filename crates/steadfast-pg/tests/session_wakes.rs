@@ -314,3 +314,39 @@ async fn an_owner_woken_for_nothing_is_forgotten() {
     fetch.abort();
     h.drop().await;
 }
+
+/// The worst stale record: `slot-0` is recorded as `s1`'s owner but has no fetch any more
+/// (its runtime stopped) and `s1`'s session lease ran out. A turn schedules `s1`'s
+/// activity: it wakes no fetch here (its owner is known), and the only fetch left, `slot-1`'s,
+/// must still take the item, at its recheck (1 s here), taking the session over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_routed_to_an_owner_gone_is_taken_at_the_recheck() {
+    let _serial = SERIAL.lock().await;
+    let h = Harness::new("session_ack_gone", |o| {
+        o.claim.long_poll_recheck = Duration::from_secs(1)
+    })
+    .await;
+    let p = &h.provider;
+    owns(p, "slot-0", "s1", 1).await;
+    h.exec(
+        "UPDATE S.sessions SET locked_until = clock_timestamp() - interval '1 second' \
+         WHERE session_id = 's1'",
+        None,
+    )
+    .await;
+    let token = claimed_turn(&h, "sessions").await;
+    let taker = h
+        .waiting_worker_fetch(Some(owner("slot-1")), TagFilter::default(), POLL)
+        .await;
+
+    let acked = Instant::now();
+    ack_scheduling(&h, "sessions", &token, session_item(2)).await;
+    let (item, _, _) = taker.await.unwrap().expect("the item, not lost");
+    assert_eq!(item, session_item(2));
+    assert!(
+        acked.elapsed() < PROMPT,
+        "taken at the recheck, not at the poll's end: {:?}",
+        acked.elapsed()
+    );
+    h.drop().await;
+}
