@@ -64,6 +64,7 @@ mod transient;
 mod turn;
 mod wait;
 mod wake;
+mod watched_starts;
 mod worker;
 
 pub use dead_letters::{DeadLetter, DeadLetterFilter};

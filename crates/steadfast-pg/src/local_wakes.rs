@@ -33,6 +33,7 @@ use tokio::sync::broadcast;
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
 use crate::session_wakes::{SessionOwnersSeen, WaitingOwners};
+use crate::watched_starts::WatchedStarts;
 
 /// How many ended-execution wake-ups a slow waiter may fall behind before it re-reads.
 const ENDED_BACKLOG: usize = 1024;
@@ -49,7 +50,10 @@ pub(crate) struct ProviderWakes {
 pub(crate) struct LocalWakes {
     /// The providers sharing these, pruned as they are dropped.
     providers: RwLock<Vec<Weak<ProviderWakes>>>,
-    pub(crate) ended: broadcast::Sender<Arc<str>>,
+    /// Ended executions' end keys, as [`Self::end_heard`] passes them on.
+    ended: broadcast::Sender<Arc<str>>,
+    /// Starts of new instances this process made, watched for their end.
+    pub(crate) watched_starts: WatchedStarts,
     /// Names this process's notifications, so that its listeners pass over them.
     pub(crate) nonce: String,
     /// The listener that passes notifications on ([`Self::forwards`]); 0 = none.
@@ -65,6 +69,7 @@ impl LocalWakes {
         Self {
             providers: RwLock::default(),
             ended: broadcast::channel(ENDED_BACKLOG).0,
+            watched_starts: WatchedStarts::default(),
             nonce: crate::token::new_nonce(),
             forwarder: AtomicU64::new(0),
             sessions_claimed: AtomicBool::new(false),
@@ -79,6 +84,19 @@ impl LocalWakes {
         providers.retain(|p| p.strong_count() > 0);
         providers.push(Arc::downgrade(&joined));
         joined
+    }
+
+    /// An end of the instance with end key `key` was heard ("": ends may have been
+    /// missed): its start is no longer watched, then its waiters are woken, in that order,
+    /// since a wait subscribes before it looks at the watch (`watched_starts.rs`).
+    pub(crate) fn end_heard(&self, key: Arc<str>) {
+        self.watched_starts.end_heard(&key);
+        let _ = self.ended.send(key);
+    }
+
+    /// Ended executions from now on ([`Self::end_heard`]).
+    pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {
+        self.ended.subscribe()
     }
 
     /// Run `f` on the waiting fetches of each provider still open.

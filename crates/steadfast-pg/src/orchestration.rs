@@ -338,7 +338,8 @@ impl PostgresProvider {
         Ok(())
     }
 
-    /// One statement: atomic without an explicit transaction.
+    /// One statement: atomic without an explicit transaction. A start of an instance that
+    /// has not run is watched for its end from before it is written (`watched_starts.rs`).
     pub(crate) async fn enqueue_orchestrator(
         &self,
         item: WorkItem,
@@ -346,10 +347,24 @@ impl PostgresProvider {
     ) -> Result<(), ProviderError> {
         const OP: &str = "enqueue_for_orchestrator";
         let rows = OrchestratorRows::new(std::slice::from_ref(&item), delay, OP)?;
-        rows.bind(self.query(&self.q.orch_enqueue))
-            .execute_on(self, OP)
-            .await?;
-        Ok(())
+        let WorkItem::StartOrchestration { instance, .. } = &item else {
+            rows.bind(self.query(&self.q.orch_enqueue))
+                .execute_on(self, OP)
+                .await?;
+            return Ok(());
+        };
+        let watches = self.wakes().watched_starts();
+        let watched = watches.watch(instance);
+        let ran_before = rows
+            .bind(self.query(&self.q.orch_enqueue_start))
+            .bind(instance)
+            .fetch_one_on(self, OP)
+            .await
+            .and_then(|row| row.try_get::<bool, _>(0).map_err(|e| db_error(OP, e)));
+        if watched && !matches!(ran_before, Ok(false)) {
+            watches.unwatch(instance);
+        }
+        ran_before.map(|_| ())
     }
 
     /// Enqueue `start` (a `StartOrchestration`) only if its instance does not exist yet (no
@@ -368,12 +383,18 @@ impl PostgresProvider {
         };
         let text =
             serde_json::to_string(&start).map_err(|e| codec_error(OP, "serialize work item", e))?;
-        let enqueued: bool = self
-            .scalar(&self.q.orch_start_exclusive)
+        let watches = self.wakes().watched_starts();
+        let watched = watches.watch(instance);
+        let enqueued = self
+            .scalar::<bool>(&self.q.orch_start_exclusive)
             .bind(instance)
             .bind(&text)
             .fetch_one_on(self, OP)
-            .await?;
+            .await;
+        if watched && !matches!(enqueued, Ok(true)) {
+            watches.unwatch(instance);
+        }
+        let enqueued = enqueued?;
         if enqueued {
             self.enqueued(crate::wake::Enqueued::ORCHESTRATOR);
         }

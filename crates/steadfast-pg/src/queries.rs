@@ -40,6 +40,7 @@ named_queries!(pub(crate) struct Queries {
     orch_abandon_messages,
     orch_lease_renew,
     orch_enqueue,
+    orch_enqueue_start,
     turn_write,
     turn_ack,
     history_append,

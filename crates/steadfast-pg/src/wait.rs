@@ -4,7 +4,8 @@
 //! custom status, two statements on this provider) after 5, 10, 20, 40, 80 and then every
 //! 100 ms; with many clients waiting that is most of the database's work (measured in
 //! `bench/node`: ~24 of the 32 transactions of a one-activity orchestration). Here the
-//! status is read, in one statement (`status.rs`), once, and again only when the
+//! status is read, in one statement (`status.rs`), once (not even that right after this
+//! process started the instance: `watched_starts.rs`), and again only when the
 //! execution-end wake-up (`wake.rs`) names the instance, when the listen connection
 //! reconnected, or after `RECHECK` at the latest. In session-free mode, with no listener,
 //! only the ends committed by this process's providers wake a waiter (`local_wakes.rs`),
@@ -18,7 +19,7 @@ use duroxide::{ClientError, OrchestrationStatus};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use crate::provider::PostgresProvider;
-use crate::wake::END_PAYLOAD_CHARS;
+use crate::watched_starts::end_key;
 
 /// The longest a waiter that hears other processes' ends goes without reading the status:
 /// a backstop, since the listener reports every reconnect (after which notifications may
@@ -46,7 +47,12 @@ impl PostgresProvider {
             self.options.claim.long_poll_recheck
         };
         let deadline = Instant::now() + timeout;
-        let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
+        let key = end_key(instance);
+        // Not ended before the subscription above if this process started it and has
+        // heard no end of it since (`watched_starts.rs`): the first read is skipped.
+        if self.wakes().watched_starts().take_unended(instance) {
+            wait_for_end(&mut ended, &key, (Instant::now() + recheck).min(deadline)).await;
+        }
         loop {
             let status = self.orchestration_status(instance).await?;
             if matches!(

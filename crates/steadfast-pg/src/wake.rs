@@ -43,6 +43,7 @@ use crate::local_wakes::{Listening, LocalWakes, ProviderWakes};
 use crate::queue_wake::QueueWake;
 use crate::schema::SchemaName;
 use crate::session_wakes::WaitingOwners;
+use crate::watched_starts::{WatchedStarts, end_key};
 
 /// How much of an instance id an ended-execution notification carries.
 pub(crate) const END_PAYLOAD_CHARS: usize = 1000;
@@ -267,9 +268,9 @@ impl Wakes {
     /// well, every waiter of the process would wake twice for every end (the
     /// notifications carry no sender), as they did before session 30.
     pub(crate) fn ended_execution(&self, instance: &str) {
-        let key: String = instance.chars().take(END_PAYLOAD_CHARS).collect();
+        let key = end_key(instance);
         let Some(across) = &self.across_processes else {
-            let _ = self.local.ended.send(Arc::from(key.as_str()));
+            self.local.end_heard(Arc::from(key.as_str()));
             return;
         };
         across
@@ -348,7 +349,13 @@ impl Wakes {
     }
 
     pub(crate) fn ended(&self) -> broadcast::Receiver<Arc<str>> {
-        self.local.ended.subscribe()
+        self.local.ended()
+    }
+
+    /// This process's starts of new instances, watched for their end
+    /// (`watched_starts.rs`).
+    pub(crate) fn watched_starts(&self) -> &WatchedStarts {
+        &self.local.watched_starts
     }
 
     pub(crate) fn stop(&self) {
@@ -399,7 +406,7 @@ async fn listen(
         }
         match heard {
             Ok(Some(n)) if n.channel() == ended_channel => {
-                let _ = local.ended.send(Arc::from(n.payload()));
+                local.end_heard(Arc::from(n.payload()));
             }
             Ok(Some(n)) => {
                 let (queues, own) = parse_payload(n.payload(), &local.nonce);
@@ -412,7 +419,7 @@ async fn listen(
                     provider.orchestrator.wake_all();
                     provider.worker.wake_all();
                 });
-                let _ = local.ended.send(Arc::from(""));
+                local.end_heard(Arc::from(""));
                 if let Err(e) = result {
                     tracing::debug!(target: "steadfast_pg", error = %scrubber.scrub(&e.to_string()), "listen connection error; retrying");
                     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -1465,22 +1465,7 @@ async fn history_reads_while_waiting(wait: Wait, polling: PollingMode) -> i64 {
         .unwrap();
     let (_, token, _) = h.fetch_only("w").await;
     h.provider.close().await;
-    let history_reads = h.sql(
-        "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::float8 FROM pg_stat_user_tables
-         WHERE schemaname = $1 AND relname = 'history'",
-    );
-    let reads = || async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let admin = common::admin_pool().await;
-        let n: f64 = sqlx::query_scalar(&history_reads)
-            .persistent(false)
-            .bind(&h.schema)
-            .fetch_one(&admin)
-            .await
-            .unwrap();
-        n as i64
-    };
-    let before = reads().await;
+    let before = h.history_reads().await;
     let waiter = common::provider_with(waiter_options).await;
     let client = duroxide::Client::new(waiter.clone());
     let waiting = tokio::spawn({
@@ -1542,7 +1527,7 @@ async fn history_reads_while_waiting(wait: Wait, polling: PollingMode) -> i64 {
     );
     waiter.close().await;
     acker.close().await;
-    let n = reads().await - before;
+    let n = h.history_reads().await - before;
     common::drop_schema(&h.schema).await;
     n
 }

@@ -359,6 +359,25 @@ impl Harness {
         n
     }
 
+    /// Scans of `history` so far (each status read is one), from the server's counters
+    /// (flushed when a backend exits: close every provider whose reads should count
+    /// first, and connect it directly, not through a pooler that keeps its backends).
+    pub async fn history_reads(&self) -> i64 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let admin = super::admin_pool().await;
+        let n: i64 = sqlx::query_scalar(
+            "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::int8 FROM pg_stat_user_tables
+             WHERE schemaname = $1 AND relname = 'history'",
+        )
+        .persistent(false)
+        .bind(&self.schema)
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+        admin.close().await;
+        n
+    }
+
     /// Close this harness's provider, then make five fetches on a fresh provider with the
     /// same options (`tune` applied): each must claim a `ready-*` instance (left claimed),
     /// and all five together must read fewer than 500 queue rows, by the server's counters.
