@@ -23,7 +23,8 @@ use std::sync::Mutex;
 
 use crate::wake::END_PAYLOAD_CHARS;
 
-/// How many watches are kept at most (about 2 kB each with the longest ids).
+/// How many watches are kept at most (each holds its id twice, once cut to
+/// `END_PAYLOAD_CHARS` characters: under 1 MB for ids of 20 characters).
 const CAPACITY: usize = 16_384;
 
 #[derive(Default)]
