@@ -62,16 +62,24 @@ fn activities() -> ActivityRegistry {
         .build()
 }
 
-/// Both reads agree; returns the status.
+/// Both reads agree; returns the status. The runtime moves the instance on meanwhile, so
+/// duroxide's read is compared only when ours, read before and after it, did not change
+/// (else the three reads are made again).
 async fn both_reads(
     provider: &PostgresProvider,
     client: &Client,
     instance: &str,
 ) -> OrchestrationStatus {
-    let ours = provider.orchestration_status(instance).await.unwrap();
-    let duroxides = client.get_orchestration_status(instance).await.unwrap();
-    assert_eq!(ours, duroxides, "instance {instance}");
-    ours
+    for _ in 0..100 {
+        let before = provider.orchestration_status(instance).await.unwrap();
+        let duroxides = client.get_orchestration_status(instance).await.unwrap();
+        let after = provider.orchestration_status(instance).await.unwrap();
+        if before == after {
+            assert_eq!(before, duroxides, "instance {instance}");
+            return before;
+        }
+    }
+    panic!("instance {instance} changed during each of 100 attempts to compare its reads");
 }
 
 /// Until the one-statement read of `instance` satisfies `done` (checking duroxide's read
