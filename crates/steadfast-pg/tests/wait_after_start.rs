@@ -20,9 +20,11 @@ use steadfast_pg::{PollingMode, PostgresProvider, ProviderOptions};
 
 const BOTH: [PollingMode; 2] = [PollingMode::Listen, PollingMode::SessionFree];
 
-/// The waiter's and the acker's options.
+/// The waiter's and the acker's options, their connections named after the schema (so
+/// that [`Pair::close`] can wait for their backends to exit and report their counts).
 fn waiter_and_acker(schema: &str, polling: PollingMode) -> [ProviderOptions; 2] {
-    match polling {
+    let named = |o| common::with_application_name(o, &common::application_name(schema));
+    let [w, a] = match polling {
         PollingMode::Listen => [
             common::options(schema, polling),
             common::other_process(schema, polling),
@@ -36,7 +38,8 @@ fn waiter_and_acker(schema: &str, polling: PollingMode) -> [ProviderOptions; 2] 
             };
             [direct(), direct()]
         }
-    }
+    };
+    [named(w), named(a)]
 }
 
 /// The longest a wait that reads at once (or is woken by the end) may take: below the
@@ -116,6 +119,11 @@ impl Pair {
     async fn close(&self) {
         self.waiter.close().await;
         self.acker.close().await;
+        common::wait_connections_gone(
+            &common::application_name(&self.h.schema),
+            Duration::from_secs(60),
+        )
+        .await;
     }
 
     async fn drop(self) {

@@ -149,7 +149,11 @@ pub fn application_name(name: &str) -> String {
 /// [`options`] for a listening provider whose connections show as `application` in
 /// `pg_stat_activity` (see [`application_name`]).
 pub fn named_options(schema: &str, application: &str) -> ProviderOptions {
-    let mut o = options(schema, PollingMode::Listen);
+    with_application_name(options(schema, PollingMode::Listen), application)
+}
+
+/// `o` with its connections shown as `application` in `pg_stat_activity`.
+pub fn with_application_name(mut o: ProviderOptions, application: &str) -> ProviderOptions {
     let separator = if o.database_url.contains('?') {
         '&'
     } else {
