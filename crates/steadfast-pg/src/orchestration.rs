@@ -353,18 +353,15 @@ impl PostgresProvider {
                 .await?;
             return Ok(());
         };
-        let watches = self.wakes().watched_starts();
-        let watched = watches.watch(instance);
-        let ran_before = rows
+        let watch = self.wakes().watched_starts().watch_start(instance);
+        let row = rows
             .bind(self.query(&self.q.orch_enqueue_start))
             .bind(instance)
             .fetch_one_on(self, OP)
-            .await
-            .and_then(|row| row.try_get::<bool, _>(0).map_err(|e| db_error(OP, e)));
-        if watched && !matches!(ran_before, Ok(false)) {
-            watches.unwatch(instance);
-        }
-        ran_before.map(|_| ())
+            .await?;
+        let ran_before: bool = row.try_get(0).map_err(|e| db_error(OP, e))?;
+        watch.keep_if(!ran_before);
+        Ok(())
     }
 
     /// Enqueue `start` (a `StartOrchestration`) only if its instance does not exist yet (no
@@ -383,18 +380,14 @@ impl PostgresProvider {
         };
         let text =
             serde_json::to_string(&start).map_err(|e| codec_error(OP, "serialize work item", e))?;
-        let watches = self.wakes().watched_starts();
-        let watched = watches.watch(instance);
-        let enqueued = self
-            .scalar::<bool>(&self.q.orch_start_exclusive)
+        let watch = self.wakes().watched_starts().watch_start(instance);
+        let enqueued: bool = self
+            .scalar(&self.q.orch_start_exclusive)
             .bind(instance)
             .bind(&text)
             .fetch_one_on(self, OP)
-            .await;
-        if watched && !matches!(enqueued, Ok(true)) {
-            watches.unwatch(instance);
-        }
-        let enqueued = enqueued?;
+            .await?;
+        watch.keep_if(enqueued);
         if enqueued {
             self.enqueued(crate::wake::Enqueued::ORCHESTRATOR);
         }

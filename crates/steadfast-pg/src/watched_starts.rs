@@ -45,11 +45,48 @@ pub(crate) fn end_key(instance: &str) -> String {
     instance.chars().take(END_PAYLOAD_CHARS).collect()
 }
 
+/// The watch of a start being written ([`WatchedStarts::watch_start`]): dropped without
+/// [`keep_if`](Self::keep_if)`(true)` (the statement failed or was cancelled, the start
+/// was refused, its instance had run before) it stops watching what it began to watch.
+pub(crate) struct StartWatch<'a> {
+    starts: &'a WatchedStarts,
+    instance: &'a str,
+    /// Whether this watch began the instance's watch (false if it was watched already).
+    began: bool,
+}
+
+impl StartWatch<'_> {
+    /// Keep the watch if the start was written and its instance is new.
+    pub(crate) fn keep_if(mut self, new_instance: bool) {
+        if new_instance {
+            self.began = false;
+        }
+    }
+}
+
+impl Drop for StartWatch<'_> {
+    fn drop(&mut self) {
+        if self.began {
+            self.starts.unwatch(self.instance);
+        }
+    }
+}
+
 impl WatchedStarts {
-    /// A start of `instance` is about to be written: watch for its end. False if it is
-    /// watched already, or another id with the same end key is (that one is then no
-    /// longer watched either: an end of either would end both watches).
-    pub(crate) fn watch(&self, instance: &str) -> bool {
+    /// A start of `instance` is about to be written: watch for its end until the returned
+    /// watch is dropped, or for good if it is kept ([`StartWatch::keep_if`]).
+    pub(crate) fn watch_start<'a>(&'a self, instance: &'a str) -> StartWatch<'a> {
+        StartWatch {
+            starts: self,
+            instance,
+            began: self.watch(instance),
+        }
+    }
+
+    /// Watch for `instance`'s end. False if it is watched already, or another id with the
+    /// same end key is (that one is then no longer watched either: an end of either would
+    /// end both watches).
+    fn watch(&self, instance: &str) -> bool {
         let mut w = self.lock();
         w.made += 1;
         let made = w.made;
@@ -71,9 +108,8 @@ impl WatchedStarts {
         }
     }
 
-    /// The start of `instance` that [`watch`](Self::watch) returned true for was not
-    /// written, or its instance had run before: stop watching it.
-    pub(crate) fn unwatch(&self, instance: &str) {
+    /// Stop watching `instance` (a [`StartWatch`] not kept).
+    fn unwatch(&self, instance: &str) {
         let mut w = self.lock();
         let key = end_key(instance);
         if w.by_key
@@ -148,6 +184,23 @@ mod tests {
         w.unwatch("a");
         assert!(!w.take_unended("a"));
         w.unwatch("never");
+    }
+
+    #[test]
+    fn a_start_watch_is_kept_only_for_a_new_instance_written() {
+        let w = WatchedStarts::default();
+        w.watch_start("new").keep_if(true);
+        w.watch_start("ran-before").keep_if(false);
+        drop(w.watch_start("cancelled"));
+        assert!(w.take_unended("new"));
+        assert!(!w.take_unended("ran-before"));
+        assert!(!w.take_unended("cancelled"));
+        assert!(w.watch("earlier"));
+        w.watch_start("earlier").keep_if(false);
+        assert!(
+            w.take_unended("earlier"),
+            "a watch that began earlier is not ended by a later one not kept"
+        );
     }
 
     #[test]
