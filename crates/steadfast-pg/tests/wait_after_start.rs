@@ -91,6 +91,13 @@ impl Pair {
             .unwrap();
     }
 
+    /// `starter` starts `instance`, and the acker runs it to its end.
+    async fn run_to_end(&self, starter: &PostgresProvider, instance: &str) {
+        self.start_by(starter, instance).await;
+        let token = self.claim(instance).await;
+        self.complete(instance, &token).await;
+    }
+
     /// `provider` enqueues a plain start of `instance`.
     async fn start_by(&self, provider: &PostgresProvider, instance: &str) {
         provider
@@ -201,9 +208,7 @@ async fn a_wait_right_after_its_start_reads_the_status_once() {
 async fn an_end_heard_before_the_wait_is_read_at_once() {
     for polling in BOTH {
         let pair = Pair::new("wait_ended", polling).await;
-        pair.start_by(&pair.waiter, "w").await;
-        let token = pair.claim("w").await;
-        pair.complete("w", &token).await;
+        pair.run_to_end(&pair.waiter, "w").await;
         // The end's notification reaches the waiter's listener (Listen).
         tokio::time::sleep(Duration::from_millis(300)).await;
         pair.assert_completes_promptly("w", polling, "with the end heard before it")
@@ -219,9 +224,7 @@ async fn an_end_heard_before_the_wait_is_read_at_once() {
 async fn a_start_of_an_instance_that_ended_before_is_read_at_once() {
     for polling in BOTH {
         let pair = Pair::new("wait_again", polling).await;
-        pair.start_by(&pair.acker, "w").await;
-        let token = pair.claim("w").await;
-        pair.complete("w", &token).await;
+        pair.run_to_end(&pair.acker, "w").await;
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         pair.start_by(&pair.waiter, "w").await;

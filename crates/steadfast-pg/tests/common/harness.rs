@@ -341,39 +341,40 @@ impl Harness {
     /// Index entries and sequentially scanned rows read so far from `table`, as
     /// [`Self::queue_rows_read`] counts them.
     pub async fn rows_read(&self, table: &str) -> i64 {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let admin = super::admin_pool().await;
-        let n: i64 = sqlx::query_scalar(
+        self.table_counter(
             "SELECT (SELECT COALESCE(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
                      WHERE schemaname = $1 AND relname = $2)::int8
                   + (SELECT COALESCE(sum(seq_tup_read), 0) FROM pg_stat_user_tables
                      WHERE schemaname = $1 AND relname = $2)::int8",
+            table,
         )
-        .persistent(false)
-        .bind(&self.schema)
-        .bind(table)
-        .fetch_one(&admin)
         .await
-        .unwrap();
-        admin.close().await;
-        n
     }
 
     /// Scans of `history` so far (each status read is one), from the server's counters
     /// (flushed when a backend exits: close every provider whose reads should count
     /// first, and connect it directly, not through a pooler that keeps its backends).
     pub async fn history_reads(&self) -> i64 {
+        self.table_counter(
+            "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::int8 FROM pg_stat_user_tables
+             WHERE schemaname = $1 AND relname = $2",
+            "history",
+        )
+        .await
+    }
+
+    /// One of the server's counters of this schema's `table` (`sql` takes the schema and
+    /// the table), read 300 ms after the caller closed the providers that should count.
+    async fn table_counter(&self, sql: &str, table: &str) -> i64 {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let admin = super::admin_pool().await;
-        let n: i64 = sqlx::query_scalar(
-            "SELECT (COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0))::int8 FROM pg_stat_user_tables
-             WHERE schemaname = $1 AND relname = 'history'",
-        )
-        .persistent(false)
-        .bind(&self.schema)
-        .fetch_one(&admin)
-        .await
-        .unwrap();
+        let n: i64 = sqlx::query_scalar(sql)
+            .persistent(false)
+            .bind(&self.schema)
+            .bind(table)
+            .fetch_one(&admin)
+            .await
+            .unwrap();
         admin.close().await;
         n
     }
